@@ -1,0 +1,358 @@
+import { sql } from "drizzle-orm";
+import {
+  bigserial,
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+/**
+ * The whole persistent state of Torii. One PostgreSQL dialect for PGlite and server PostgreSQL.
+ * Secrets never appear in clear: every token, code, secret and PAT column holds a SHA-256 hash
+ * (or an argon2id hash for passwords); private signing keys are AES-256-GCM encrypted.
+ */
+
+const bytea = customType<{ data: Buffer; driverData: Buffer | Uint8Array }>({
+  dataType: () => "bytea",
+  fromDriver: (v) => Buffer.from(v),
+});
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+const created = () => ts("created_at").notNull().defaultNow();
+
+export type Features = { tokenExchange: boolean; impersonation: boolean };
+export type Branding = {
+  productName: string;
+  primaryColor: string;
+  backgroundColor: string;
+  darkMode: "light" | "dark" | "auto";
+};
+export type LockoutPolicy = { maxFailures: number; windowSeconds: number };
+export type PasswordPolicy = {
+  minLength: number;
+  requireUppercase: boolean;
+  requireLowercase: boolean;
+  requireNumber: boolean;
+  requireSymbol: boolean;
+};
+export type Lifetimes = {
+  accessToken: number;
+  idToken: number;
+  refreshToken: number;
+  authCode: number;
+  sessionIdle: number;
+  sessionAbsolute: number;
+};
+export type RateLimits = { jwksPerMinute: number; tokenPerMinute: number };
+export type Address = {
+  streetAddress?: string | null;
+  locality?: string | null;
+  region?: string | null;
+  postalCode?: string | null;
+  country?: string | null;
+};
+
+/** Exactly one row (id = 1): the instance-wide settings. */
+export const instanceSettings = pgTable("instance_settings", {
+  id: integer("id").primaryKey().default(1),
+  primaryDomain: text("primary_domain").notNull(),
+  defaultLocale: text("default_locale").notNull().default("en"),
+  lifetimes: jsonb("lifetimes").$type<Lifetimes>().notNull(),
+  features: jsonb("features").$type<Features>().notNull(),
+  branding: jsonb("branding").$type<Branding>().notNull(),
+  lockoutPolicy: jsonb("lockout_policy").$type<LockoutPolicy>().notNull(),
+  passwordPolicy: jsonb("password_policy").$type<PasswordPolicy>().notNull(),
+  rateLimits: jsonb("rate_limits").$type<RateLimits>().notNull(),
+  logo: bytea("logo"),
+  logoContentType: text("logo_content_type"),
+  /** HMAC of a constant under the master key: detects an instance started with the wrong key. */
+  masterKeyCheck: text("master_key_check").notNull(),
+  createdAt: created(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+export const clients = pgTable("clients", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  redirectUris: text("redirect_uris").array().notNull().default(sql`'{}'::text[]`),
+  postLogoutRedirectUris: text("post_logout_redirect_uris").array().notNull().default(sql`'{}'::text[]`),
+  responseTypes: text("response_types").array().notNull(),
+  grantTypes: text("grant_types").array().notNull(),
+  authMethod: text("auth_method").notNull(),
+  jwks: jsonb("jwks").$type<{ keys: Record<string, unknown>[] } | null>(),
+  accessTokenType: text("access_token_type").notNull().default("jwt"),
+  idTokenUserinfoAssertion: boolean("id_token_userinfo_assertion").notNull().default(false),
+  accessTokenLifetime: integer("access_token_lifetime").notNull(),
+  idTokenLifetime: integer("id_token_lifetime").notNull(),
+  refreshTokenLifetime: integer("refresh_token_lifetime").notNull(),
+  /** SHA-256 of a 256-bit random secret, base64url. Null for public and private_key_jwt clients. */
+  secretHash: text("secret_hash"),
+  createdAt: created(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+export const users = pgTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    type: text("type").$type<"human" | "machine">().notNull(),
+    username: text("username").notNull(),
+    email: text("email"),
+    emailVerified: boolean("email_verified").notNull().default(false),
+    givenName: text("given_name"),
+    familyName: text("family_name"),
+    nickname: text("nickname"),
+    /** Display name of a machine user. */
+    name: text("name"),
+    description: text("description"),
+    locale: text("locale"),
+    phone: text("phone"),
+    phoneVerified: boolean("phone_verified").notNull().default(false),
+    address: jsonb("address").$type<Address | null>(),
+    roles: text("roles").array().notNull().default(sql`'{}'::text[]`),
+    locked: boolean("locked").notNull().default(false),
+    createdAt: created(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("users_username_lower_idx").on(sql`lower(${t.username})`),
+    index("users_email_lower_idx").on(sql`lower(${t.email})`),
+  ],
+);
+
+export const passwordCredentials = pgTable("password_credentials", {
+  userId: text("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
+  /** argon2id PHC string. */
+  hash: text("hash").notNull(),
+  changedAt: ts("changed_at").notNull().defaultNow(),
+});
+
+export const machineKeys = pgTable(
+  "machine_keys",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    publicJwk: jsonb("public_jwk").$type<Record<string, unknown>>().notNull(),
+    alg: text("alg").notNull(),
+    createdAt: created(),
+    expiresAt: ts("expires_at"),
+  },
+  (t) => [index("machine_keys_user_idx").on(t.userId)],
+);
+
+export const personalAccessTokens = pgTable(
+  "personal_access_tokens",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull(),
+    createdAt: created(),
+    expiresAt: ts("expires_at"),
+    lastUsedAt: ts("last_used_at"),
+  },
+  (t) => [uniqueIndex("pats_token_hash_idx").on(t.tokenHash), index("pats_user_idx").on(t.userId)],
+);
+
+export const signingKeys = pgTable("signing_keys", {
+  kid: text("kid").primaryKey(),
+  alg: text("alg").notNull(),
+  publicJwk: jsonb("public_jwk").$type<Record<string, unknown>>().notNull(),
+  /** AES-256-GCM under the master key: base64url(iv).base64url(tag).base64url(ciphertext). */
+  privateJwkEncrypted: text("private_jwk_encrypted").notNull(),
+  status: text("status").$type<"active" | "retired">().notNull(),
+  createdAt: created(),
+  retiredAt: ts("retired_at"),
+  /** Once retired: when the last token this key signed has expired, so it may leave the key set. */
+  removeAfter: ts("remove_after"),
+});
+
+/** A browser (user agent), named by an opaque cookie stored here by hash. */
+export const userAgents = pgTable("user_agents", {
+  id: text("id").primaryKey(),
+  cookieHash: text("cookie_hash").notNull().unique(),
+  createdAt: created(),
+  lastSeenAt: ts("last_seen_at").notNull().defaultNow(),
+});
+
+/** One authenticated user inside one user agent; a user agent may hold several. */
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: text("id").primaryKey(),
+    userAgentId: text("user_agent_id")
+      .notNull()
+      .references(() => userAgents.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    authTime: ts("auth_time").notNull(),
+    amr: text("amr").array().notNull().default(sql`'{}'::text[]`),
+    createdAt: created(),
+    lastActiveAt: ts("last_active_at").notNull().defaultNow(),
+    idleExpiresAt: ts("idle_expires_at").notNull(),
+    absoluteExpiresAt: ts("absolute_expires_at").notNull(),
+    endedAt: ts("ended_at"),
+  },
+  (t) => [index("sessions_user_agent_idx").on(t.userAgentId), index("sessions_user_idx").on(t.userId)],
+);
+
+/**
+ * A grant: the consent event behind a set of tokens (one authorization code, one token-endpoint
+ * call without a code). Revoking a grant revokes everything issued from it.
+ */
+export const grants = pgTable(
+  "grants",
+  {
+    id: text("id").primaryKey(),
+    clientId: text("client_id").notNull(),
+    userId: text("user_id"),
+    sessionId: text("session_id"),
+    grantType: text("grant_type").notNull(),
+    scopes: text("scopes").array().notNull(),
+    createdAt: created(),
+    expiresAt: ts("expires_at").notNull(),
+    revokedAt: ts("revoked_at"),
+  },
+  (t) => [index("grants_session_idx").on(t.sessionId), index("grants_client_user_idx").on(t.clientId, t.userId)],
+);
+
+export const authorizationCodes = pgTable("authorization_codes", {
+  codeHash: text("code_hash").primaryKey(),
+  grantId: text("grant_id").notNull(),
+  clientId: text("client_id").notNull(),
+  userId: text("user_id").notNull(),
+  sessionId: text("session_id"),
+  redirectUri: text("redirect_uri").notNull(),
+  scopes: text("scopes").array().notNull(),
+  nonce: text("nonce"),
+  codeChallenge: text("code_challenge"),
+  codeChallengeMethod: text("code_challenge_method"),
+  authTime: ts("auth_time").notNull(),
+  amr: text("amr").array().notNull().default(sql`'{}'::text[]`),
+  createdAt: created(),
+  expiresAt: ts("expires_at").notNull(),
+  usedAt: ts("used_at"),
+});
+
+/** A chain of rotated refresh tokens; reuse of a rotated member revokes the family. */
+export const refreshTokenFamilies = pgTable(
+  "refresh_token_families",
+  {
+    id: text("id").primaryKey(),
+    grantId: text("grant_id").notNull(),
+    clientId: text("client_id").notNull(),
+    userId: text("user_id"),
+    sessionId: text("session_id"),
+    scopes: text("scopes").array().notNull(),
+    authTime: ts("auth_time"),
+    amr: text("amr").array().notNull().default(sql`'{}'::text[]`),
+    actor: jsonb("actor").$type<Record<string, unknown> | null>(),
+    createdAt: created(),
+    expiresAt: ts("expires_at").notNull(),
+    revokedAt: ts("revoked_at"),
+    revokedReason: text("revoked_reason"),
+  },
+  (t) => [index("rtf_grant_idx").on(t.grantId)],
+);
+
+/**
+ * Issued tokens that have server-side state: opaque access tokens and refresh tokens (looked up
+ * by hash). JWT access tokens are not written here when issued; they are checked against
+ * `token_revocations` instead, which keeps the token endpoint free of writes for JWTs.
+ */
+export const tokens = pgTable(
+  "tokens",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind").$type<"access" | "refresh">().notNull(),
+    tokenHash: text("token_hash").notNull(),
+    clientId: text("client_id").notNull(),
+    userId: text("user_id"),
+    sessionId: text("session_id"),
+    grantId: text("grant_id").notNull(),
+    familyId: text("family_id"),
+    scopes: text("scopes").array().notNull(),
+    audience: text("audience").array().notNull(),
+    actor: jsonb("actor").$type<Record<string, unknown> | null>(),
+    createdAt: created(),
+    expiresAt: ts("expires_at").notNull(),
+    revokedAt: ts("revoked_at"),
+    /** For refresh tokens: set when exchanged for a successor; presenting it again is reuse. */
+    rotatedAt: ts("rotated_at"),
+  },
+  (t) => [
+    uniqueIndex("tokens_hash_idx").on(t.tokenHash),
+    index("tokens_grant_idx").on(t.grantId),
+    index("tokens_family_idx").on(t.familyId),
+    index("tokens_session_idx").on(t.sessionId),
+  ],
+);
+
+/** Revocations of stateless (JWT) tokens, by token id, grant or session. */
+export const tokenRevocations = pgTable(
+  "token_revocations",
+  {
+    subjectType: text("subject_type").$type<"jti" | "grant" | "session">().notNull(),
+    subjectId: text("subject_id").notNull(),
+    reason: text("reason").notNull(),
+    createdAt: created(),
+    /** After this nothing it covers can still be valid, so the row may be purged. */
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.subjectType, t.subjectId] })],
+);
+
+/** `jti`s of client assertions and JWT grants already accepted: each is accepted once. */
+export const usedJtis = pgTable(
+  "used_jtis",
+  {
+    issuer: text("issuer").notNull(),
+    jti: text("jti").notNull(),
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.issuer, t.jti] })],
+);
+
+/** Fixed-window counters shared by every instance (key set, token endpoint, login attempts). */
+export const rateLimitCounters = pgTable("rate_limit_counters", {
+  key: text("key").primaryKey(),
+  windowStart: ts("window_start").notNull(),
+  count: integer("count").notNull(),
+  expiresAt: ts("expires_at").notNull(),
+});
+
+export const auditEvents = pgTable(
+  "audit_events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    occurredAt: ts("occurred_at").notNull().defaultNow(),
+    /** `user`, `client`, `system`. */
+    actorType: text("actor_type").notNull(),
+    actorId: text("actor_id"),
+    action: text("action").notNull(),
+    targetType: text("target_type"),
+    targetId: text("target_id"),
+    clientId: text("client_id"),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+    details: jsonb("details").$type<Record<string, unknown>>(),
+  },
+  (t) => [
+    index("audit_occurred_idx").on(t.occurredAt),
+    index("audit_action_idx").on(t.action),
+    index("audit_target_idx").on(t.targetType, t.targetId),
+  ],
+);

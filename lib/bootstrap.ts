@@ -1,0 +1,80 @@
+import fs from "node:fs";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { instanceSettings, passwordCredentials, users } from "@/db/schema";
+import type { Db } from "@/lib/db/client";
+import { hmac, randomId } from "@/lib/crypto";
+import { createInitialSigningKey } from "@/lib/keys/signing-keys";
+import { generatePassword, hashPassword } from "@/lib/passwords";
+import { recordAudit, SYSTEM } from "@/lib/store/audit";
+import { generatePat, insertPat } from "@/lib/store/pats";
+import { defaultSettings, readSettings } from "@/lib/store/settings";
+
+const BOOTSTRAP_LOCK = 72_690_003;
+const MASTER_KEY_CHECK = "torii master key check v1";
+
+export class MasterKeyMismatchError extends Error {
+  constructor() {
+    super(
+      "Configuration error: IDP_MASTER_KEY does not match the key this database was set up with (set the same IDP_MASTER_KEY on every instance, or point IDP_DATA_DIR at the folder holding master.key)",
+    );
+  }
+}
+
+export type BootstrapResult =
+  | { created: false }
+  | { created: true; adminPassword: string; adminPat: string; adminPatGenerated: boolean };
+
+export const ADMIN_USERNAME = "admin";
+
+/**
+ * Sets up an empty database once: settings, the first signing key, the administrator and its PAT.
+ * Runs under an advisory lock so that instances starting together bootstrap exactly once; a
+ * restart finds the settings row and changes nothing.
+ */
+export async function bootstrap(
+  db: Db,
+  opts: { issuer: string; masterKey: Buffer; adminPat?: string; dataDir: string },
+): Promise<BootstrapResult> {
+  const check = hmac(opts.masterKey, MASTER_KEY_CHECK);
+  const result = await db.transaction(async (tx): Promise<BootstrapResult> => {
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`);
+    const existing = await readSettings(tx);
+    if (existing) {
+      if (existing.masterKeyCheck !== check) throw new MasterKeyMismatchError();
+      return { created: false };
+    }
+    await tx.insert(instanceSettings).values(defaultSettings(opts.issuer, check));
+    const kid = await createInitialSigningKey(tx, opts.masterKey);
+    const adminId = randomId();
+    const adminPassword = generatePassword();
+    await tx.insert(users).values({
+      id: adminId,
+      type: "human",
+      username: ADMIN_USERNAME,
+      givenName: "Instance",
+      familyName: "Administrator",
+      roles: ["admin"],
+    });
+    await tx.insert(passwordCredentials).values({ userId: adminId, hash: await hashPassword(adminPassword) });
+    const adminPat = opts.adminPat ?? generatePat();
+    await insertPat(tx, adminId, adminPat);
+    await recordAudit(tx, SYSTEM, {
+      action: "instance.bootstrapped",
+      targetType: "instance",
+      details: { adminUserId: adminId, signingKey: kid },
+    });
+    return { created: true, adminPassword, adminPat, adminPatGenerated: !opts.adminPat };
+  });
+  if (result.created) {
+    writeSecretFile(path.join(opts.dataDir, "admin-password"), result.adminPassword);
+    if (result.adminPatGenerated) writeSecretFile(path.join(opts.dataDir, "admin.pat"), result.adminPat);
+  }
+  return result;
+}
+
+export function writeSecretFile(file: string, value: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, value + "\n", { mode: 0o600 });
+  fs.chmodSync(file, 0o600); // writeFileSync keeps the mode of an existing file
+}

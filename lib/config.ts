@@ -1,0 +1,120 @@
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * Process configuration, read once from the environment and validated with zod.
+ * A wrong value stops start-up with one line naming the variable (see `ConfigError`).
+ */
+
+const port = z.coerce
+  .number({ error: "must be a number" })
+  .int("must be a whole number")
+  .min(1, "must be between 1 and 65535")
+  .max(65535, "must be between 1 and 65535");
+
+const seconds = (min: number) =>
+  z.coerce.number({ error: "must be a number of seconds" }).int("must be a whole number of seconds").min(min, `must be at least ${min}`);
+
+const envSchema = z.object({
+  PORT: port.default(3000),
+  HOSTNAME: z.string().min(1).default("0.0.0.0"),
+  IDP_ISSUER: z
+    .url({ protocol: /^https?$/, error: "must be an absolute http(s) URL" })
+    .refine((v) => {
+      const u = new URL(v);
+      return !u.search && !u.hash;
+    }, "must not have a query or fragment (OpenID Connect Discovery 1.0 section 3)")
+    .optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional(),
+  IDP_DATA_DIR: z.string().min(1).default("./.data"),
+  IDP_MASTER_KEY: z
+    .string()
+    .refine((v) => decodeKey(v) !== null, "must be 32 bytes as 64 hex characters or base64")
+    .optional(),
+  IDP_ADMIN_PAT: z.string().min(32, "must be at least 32 characters").max(512).optional(),
+  IDP_KEY_ROTATION_INTERVAL: seconds(60).default(86_400),
+  IDP_JWKS_MAX_AGE: seconds(0).default(300),
+  IDP_TRUST_PROXY: z
+    .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
+  IDP_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+});
+
+export type Config = {
+  port: number;
+  hostname: string;
+  issuer: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  masterKey: Buffer | undefined;
+  adminPat: string | undefined;
+  keyRotationIntervalSeconds: number;
+  jwksMaxAgeSeconds: number;
+  trustProxy: boolean;
+  logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** Tests only: keep PGlite in memory instead of in the data folder. */
+  inMemory?: boolean;
+};
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    readonly problem: string,
+  ) {
+    super(`Configuration error: ${variable} ${problem}`);
+  }
+}
+
+/** Accepts 64 hex characters or base64/base64url of exactly 32 bytes. */
+export function decodeKey(value: string): Buffer | null {
+  const v = value.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, "hex");
+  if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(v)) {
+    const b = Buffer.from(v.replace(/-/g, "+").replace(/_/g, "/"), "base64");
+    if (b.length === 32) return b;
+  }
+  return null;
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  // Empty strings count as unset: that is how shells and compose files usually say "no value".
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const result = envSchema.safeParse(cleaned);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new ConfigError(String(issue.path[0] ?? "environment"), issue.message);
+  }
+  const e = result.data;
+  const issuer = (e.IDP_ISSUER ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
+  return {
+    port: e.PORT,
+    hostname: e.HOSTNAME,
+    issuer,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.IDP_DATA_DIR),
+    masterKey: e.IDP_MASTER_KEY ? decodeKey(e.IDP_MASTER_KEY)! : undefined,
+    adminPat: e.IDP_ADMIN_PAT,
+    keyRotationIntervalSeconds: e.IDP_KEY_ROTATION_INTERVAL,
+    jwksMaxAgeSeconds: e.IDP_JWKS_MAX_AGE,
+    trustProxy: e.IDP_TRUST_PROXY,
+    logLevel: e.IDP_LOG_LEVEL,
+  };
+}
+
+const CONFIG = Symbol.for("torii.config");
+type G = typeof globalThis & { [CONFIG]?: Config };
+
+/** The process configuration; parsed on first use and shared by every bundle copy of this module. */
+export function config(): Config {
+  const g = globalThis as G;
+  return (g[CONFIG] ??= parseConfig(process.env));
+}
+
+/** Tests and the CLI replace the configuration explicitly instead of mutating process.env. */
+export function setConfig(c: Config): void {
+  (globalThis as G)[CONFIG] = c;
+}

@@ -1,0 +1,75 @@
+import fs from "node:fs";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import pg from "pg";
+import * as schema from "@/db/schema";
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+/** A transaction or the database: store functions accept either. */
+export type Executor = Pick<Db, "select" | "insert" | "update" | "delete" | "execute" | "transaction">;
+
+/** Raw SQL on one connection, for the migrator (which needs a single session for its lock). */
+export interface RawSession {
+  exec(sql: string): Promise<void>;
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  release(): Promise<void>;
+}
+
+export interface Database {
+  kind: "pglite" | "pg";
+  db: Db;
+  session(): Promise<RawSession>;
+  close(): Promise<void>;
+}
+
+export function openDatabase(opts: { databaseUrl?: string; dataDir: string; inMemory?: boolean }): Database {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
+  return openPglite(opts.inMemory ? undefined : path.join(opts.dataDir, "pgdata"));
+}
+
+function openPostgres(url: string): Database {
+  const pool = new pg.Pool({ connectionString: url, max: Number(process.env.IDP_DB_POOL_SIZE ?? 10) });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on("error", (err) => console.error(`[torii] database connection error: ${err.message}`));
+  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  return {
+    kind: "pg",
+    db,
+    async session() {
+      const client = await pool.connect();
+      return {
+        exec: async (sql) => void (await client.query(sql)),
+        query: async <T,>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
+        release: async () => client.release(),
+      };
+    },
+    close: () => pool.end(),
+  };
+}
+
+function openPglite(dir: string | undefined): Database {
+  if (dir) fs.mkdirSync(dir, { recursive: true });
+  const client = new PGlite(dir);
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return {
+    kind: "pglite",
+    db,
+    async session() {
+      // PGlite is a single connection; the migrator's statements simply run on it.
+      return {
+        exec: async (sql) => void (await client.exec(sql)),
+        query: async <T,>(sql: string, params?: unknown[]) => (await client.query<T>(sql, params)).rows,
+        release: async () => {},
+      };
+    },
+    close: () => client.close(),
+  };
+}
+
+/** `db.execute` returns `{rows}` on both drivers; this names that once. */
+export function resultRows<T>(result: unknown): T[] {
+  return (result as { rows: T[] }).rows;
+}

@@ -1,0 +1,37 @@
+import { OAuthError } from "@/lib/oauth/errors";
+
+export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
+
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json; charset=utf-8", ...headers },
+  });
+}
+
+/** Back-channel error rendering: `{error, error_description}` with the error's status. */
+export function oauthErrorResponse(err: OAuthError, extra: Record<string, string> = {}): Response {
+  return json(err.toJSON(), err.status, { ...NO_STORE, ...err.headers, ...extra });
+}
+
+/** Wraps a back-channel handler: typed errors become their JSON, anything else a logged 500 without internals. */
+export function backChannel(handler: (request: Request) => Promise<Response>) {
+  return async (request: Request): Promise<Response> => {
+    try {
+      return await handler(request);
+    } catch (err) {
+      if (err instanceof OAuthError) return oauthErrorResponse(err);
+      const { log } = await import("@/lib/log");
+      log().error({ err, path: new URL(request.url).pathname }, "unhandled error");
+      return json({ error: "server_error", error_description: "The server encountered an unexpected condition." }, 500, {
+        ...NO_STORE,
+      });
+    }
+  };
+}
+
+export function methodNotAllowed(allowed: string[]): Response {
+  return json({ error: "invalid_request", error_description: `Method not allowed; use ${allowed.join(" or ")}.` }, 405, {
+    Allow: allowed.join(", "),
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * OAuth 2.0 / OpenID Connect errors, one class per `error` code with its HTTP status.
+ * Protocol code throws these; each endpoint family renders them in one place
+ * (JSON for back-channel endpoints, a redirect or an error page for the authorization endpoint).
+ */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+    readonly status: number = 400,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(`${error}: ${description}`);
+  }
+
+  toJSON(): { error: string; error_description: string } {
+    return { error: this.error, error_description: this.description };
+  }
+}
+
+const define = (code: string, status = 400) =>
+  class extends OAuthError {
+    constructor(description: string, headers: Record<string, string> = {}) {
+      super(code, description, status, headers);
+    }
+  };
+
+export const InvalidRequest = define("invalid_request");
+export const InvalidClient = define("invalid_client", 401);
+export const InvalidGrant = define("invalid_grant");
+export const InvalidScope = define("invalid_scope");
+export const InvalidToken = define("invalid_token", 401);
+export const UnauthorizedClient = define("unauthorized_client");
+export const UnsupportedGrantType = define("unsupported_grant_type");
+export const UnsupportedResponseType = define("unsupported_response_type");
+export const UnsupportedTokenType = define("unsupported_token_type");
+export const AccessDenied = define("access_denied", 403);
+export const LoginRequired = define("login_required");
+export const InteractionRequired = define("interaction_required");
+export const RequestNotSupported = define("request_not_supported");
+export const RequestUriNotSupported = define("request_uri_not_supported");
+export const InvalidTarget = define("invalid_target");
+export const SlowDown = define("slow_down", 429);
+export const ServerError = define("server_error", 500);

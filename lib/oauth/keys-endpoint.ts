@@ -1,0 +1,38 @@
+import { clientAddress } from "@/lib/http/client-address";
+import { backChannel, json, methodNotAllowed } from "@/lib/http/responses";
+import { instance } from "@/lib/instance";
+import { publicJwks } from "@/lib/keys/signing-keys";
+import { hitRateLimit } from "@/lib/store/rate-limit";
+import { getSettings } from "@/lib/store/settings";
+
+/**
+ * GET /oauth/v2/keys: the public signing keys. Cacheable with an ETag; rate limited per client
+ * address with counters in the database, so that the limit holds across instances.
+ */
+export const handleKeys = backChannel(async (request: Request) => {
+  if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET"]);
+  const inst = await instance();
+  const settings = await getSettings(inst.db);
+  const limit = await hitRateLimit(inst.db, `jwks:${clientAddress(request)}`, settings.rateLimits.jwksPerMinute, 60);
+  if (!limit.allowed) {
+    return json(
+      { error: "rate_limited", error_description: "Too many key set requests; cache the key set and retry later." },
+      429,
+      { "Retry-After": String(limit.retryAfterSeconds), "Cache-Control": "no-store" },
+    );
+  }
+  const { body, etag } = await publicJwks(inst.db, inst.masterKey);
+  const headers = {
+    "Cache-Control": `public, max-age=${inst.config.jwksMaxAgeSeconds}`,
+    ETag: etag,
+    "Access-Control-Allow-Origin": "*",
+  };
+  const inm = request.headers.get("if-none-match");
+  if (inm && inm.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
+    return new Response(null, { status: 304, headers });
+  }
+  return new Response(request.method === "HEAD" ? null : body, {
+    status: 200,
+    headers: { "Content-Type": "application/jwk-set+json; charset=utf-8", ...headers },
+  });
+});

@@ -1,0 +1,58 @@
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { Config } from "@/lib/config";
+import { CLIENT_ADDRESS_HEADER, resolveClientAddress } from "@/lib/http/client-address";
+import { API_CSP, commonSecurityHeaders, PAGE_CSP } from "@/lib/http/security-headers";
+import { log } from "@/lib/log";
+import { BodyTooLarge, readBody, sendWebResponse, toWebRequest } from "./node-adapter";
+import { fastHandlerFor } from "./routes";
+
+export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+
+/**
+ * The production HTTP server: back-channel endpoints straight to their Web handlers, every other
+ * request to Next (or to `fallback` in tests that run without a Next build).
+ */
+export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): http.Server {
+  const common = commonSecurityHeaders(cfg.issuer);
+  const origin = new URL(cfg.issuer).origin;
+
+  return http.createServer(async (req, res) => {
+    // Handlers learn the peer address only from this header, which a client can never set itself.
+    const address = resolveClientAddress(req.socket.remoteAddress, header(req, "x-forwarded-for"), cfg.trustProxy);
+    req.headers[CLIENT_ADDRESS_HEADER] = address;
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      if (req.rawHeaders[i]!.toLowerCase() === CLIENT_ADDRESS_HEADER) req.rawHeaders.splice(i, 2), (i -= 2);
+    }
+    req.rawHeaders.push(CLIENT_ADDRESS_HEADER, address);
+
+    const pathname = (req.url ?? "/").split("?")[0]!;
+    const handler = fastHandlerFor(pathname);
+    try {
+      if (handler) {
+        let body: Buffer | null = null;
+        if (req.method !== "GET" && req.method !== "HEAD") body = await readBody(req);
+        const response = await handler(toWebRequest(req, origin, body));
+        await sendWebResponse(res, response, { ...common, "Content-Security-Policy": API_CSP });
+        return;
+      }
+      for (const [k, v] of Object.entries(common)) res.setHeader(k, v);
+      res.setHeader("Content-Security-Policy", PAGE_CSP);
+      if (fallback) return await fallback(req, res);
+      res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ error: "not_found" }));
+    } catch (err) {
+      if (err instanceof BodyTooLarge) {
+        if (!res.headersSent) res.writeHead(413, { "Content-Type": "application/json", ...common, Connection: "close" });
+        res.end(JSON.stringify({ error: "invalid_request", error_description: "Request body too large." }));
+        return;
+      }
+      log().error({ err, path: pathname }, "request failed");
+      if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json", ...common });
+      res.end(JSON.stringify({ error: "server_error", error_description: "The server encountered an unexpected condition." }));
+    }
+  });
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}

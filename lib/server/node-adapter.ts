@@ -1,0 +1,50 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** Largest request body the back-channel endpoints read; anything larger is refused with 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export class BodyTooLarge extends Error {}
+
+export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        reject(new BodyTooLarge());
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+/** Builds the Web `Request` a lib/ handler expects from a Node request, on the issuer's origin. */
+export function toWebRequest(req: IncomingMessage, origin: string, body: Buffer | null): Request {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
+  const method = req.method ?? "GET";
+  return new Request(origin + (req.url ?? "/"), {
+    method,
+    headers,
+    body: method === "GET" || method === "HEAD" || !body ? undefined : new Uint8Array(body),
+  });
+}
+
+export async function sendWebResponse(res: ServerResponse, response: Response, extraHeaders: Record<string, string>): Promise<void> {
+  const headers: Record<string, string | string[]> = { ...extraHeaders };
+  response.headers.forEach((value, key) => {
+    if (key === "set-cookie") return;
+    headers[key] = value;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length) headers["set-cookie"] = cookies;
+  const body = response.body ? Buffer.from(await response.arrayBuffer()) : null;
+  if (body) headers["content-length"] = String(body.length);
+  res.writeHead(response.status, headers);
+  res.end(body);
+}

@@ -1,0 +1,34 @@
+import { auditEvents } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
+
+/** Who caused a change and from where; every state change records one audit event with it. */
+export type Actor = {
+  type: "user" | "client" | "system";
+  id?: string | null;
+  ip?: string | null;
+  userAgent?: string | null;
+};
+
+export const SYSTEM: Actor = { type: "system", id: null };
+
+export type AuditEvent = {
+  action: string;
+  targetType?: string;
+  targetId?: string | null;
+  clientId?: string | null;
+  details?: Record<string, unknown>;
+};
+
+export async function recordAudit(db: Executor, actor: Actor, event: AuditEvent): Promise<void> {
+  await db.insert(auditEvents).values({
+    actorType: actor.type,
+    actorId: actor.id ?? null,
+    ip: actor.ip ?? null,
+    userAgent: actor.userAgent?.slice(0, 512) ?? null,
+    action: event.action,
+    targetType: event.targetType ?? null,
+    targetId: event.targetId ?? null,
+    clientId: event.clientId ?? null,
+    details: event.details ?? null,
+  });
+}

@@ -1,0 +1,39 @@
+import { and, eq, gt, isNull, or } from "drizzle-orm";
+import { personalAccessTokens, users } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
+import { randomId, randomToken, sha256 } from "@/lib/crypto";
+
+/** PATs carry a recognisable prefix so that secret scanners can find leaked ones. */
+export const PAT_PREFIX = "torii_pat_";
+
+export function generatePat(): string {
+  return PAT_PREFIX + randomToken(32);
+}
+
+export async function insertPat(
+  db: Executor,
+  userId: string,
+  token: string,
+  expiresAt: Date | null = null,
+): Promise<{ id: string; expiresAt: Date | null }> {
+  const id = randomId();
+  await db.insert(personalAccessTokens).values({ id, userId, tokenHash: sha256(token), expiresAt });
+  return { id, expiresAt };
+}
+
+/** The user a PAT belongs to, if the PAT is known, unexpired and the user is not locked. */
+export async function userForPat(db: Executor, token: string, now = new Date()) {
+  // Lookup by SHA-256 of the token: equality on a hash of a 256-bit secret leaks nothing useful by timing.
+  const [row] = await db
+    .select({ user: users, patId: personalAccessTokens.id })
+    .from(personalAccessTokens)
+    .innerJoin(users, eq(users.id, personalAccessTokens.userId))
+    .where(
+      and(
+        eq(personalAccessTokens.tokenHash, sha256(token)),
+        or(isNull(personalAccessTokens.expiresAt), gt(personalAccessTokens.expiresAt, now)),
+      ),
+    );
+  if (!row || row.user.locked) return undefined;
+  return row;
+}

@@ -1,0 +1,24 @@
+import type { NextConfig } from "next";
+import createNextIntlPlugin from "next-intl/plugin";
+import { API_CSP, commonSecurityHeaders, PAGE_CSP } from "./lib/http/security-headers";
+
+const issuer = process.env.IDP_ISSUER ?? `http://localhost:${process.env.PORT ?? 3000}`;
+const common = Object.entries(commonSecurityHeaders(issuer)).map(([key, value]) => ({ key, value }));
+
+const nextConfig: NextConfig = {
+  // Native or WASM packages, and the ones that must be shared with server.ts, stay out of the bundle.
+  serverExternalPackages: ["@electric-sql/pglite", "@node-rs/argon2", "pg", "pino"],
+  poweredByHeader: false,
+  typedRoutes: false,
+  async headers() {
+    return [
+      { source: "/:path*", headers: [...common, { key: "Content-Security-Policy", value: PAGE_CSP }] },
+      {
+        source: "/(oauth|oidc|management|\\.well-known)/:path*",
+        headers: [{ key: "Content-Security-Policy", value: API_CSP }],
+      },
+    ];
+  },
+};
+
+export default createNextIntlPlugin("./lib/i18n/request.ts")(nextConfig);
