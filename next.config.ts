@@ -10,6 +10,8 @@ const nextConfig: NextConfig = {
   serverExternalPackages: ["@electric-sql/pglite", "@node-rs/argon2", "pg", "pino"],
   poweredByHeader: false,
   typedRoutes: false,
+  // Separate build folders let several builds (CI, benchmarks, a developer) coexist.
+  distDir: process.env.NEXT_DIST_DIR ?? ".next",
   async headers() {
     return [
       { source: "/:path*", headers: [...common, { key: "Content-Security-Policy", value: PAGE_CSP }] },

@@ -5,6 +5,7 @@ import type { Executor } from "@/lib/db/client";
 
 export type Settings = typeof instanceSettings.$inferSelect;
 
+
 export const DEFAULT_LIFETIMES: Lifetimes = {
   accessToken: 3600,
   idToken: 3600,

@@ -1,0 +1,110 @@
+import { asc, eq } from "drizzle-orm";
+import { clients } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
+import { constantTimeEqual, randomId, randomToken, sha256 } from "@/lib/crypto";
+
+export type Client = typeof clients.$inferSelect;
+export type NewClient = Omit<typeof clients.$inferInsert, "id" | "secretHash" | "createdAt" | "updatedAt">;
+
+export const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];
+export const RESPONSE_TYPES = ["code", "id_token", "id_token token"] as const;
+export const GRANT_TYPES = [
+  "authorization_code",
+  "implicit",
+  "refresh_token",
+  "client_credentials",
+  "urn:ietf:params:oauth:grant-type:jwt-bearer",
+  "urn:ietf:params:oauth:grant-type:token-exchange",
+] as const;
+
+/** Methods that authenticate with a shared secret, so the client gets one at creation. */
+export function usesSecret(method: string): boolean {
+  return method === "client_secret_basic" || method === "client_secret_post";
+}
+
+export function generateClientSecret(): string {
+  return randomToken(32);
+}
+
+export async function insertClient(db: Executor, data: NewClient): Promise<{ client: Client; secret: string | null }> {
+  const secret = usesSecret(data.authMethod) ? generateClientSecret() : null;
+  const [client] = await db
+    .insert(clients)
+    .values({ ...data, id: randomId(), secretHash: secret ? sha256(secret) : null })
+    .returning();
+  invalidateClient(client!.id);
+  return { client: client!, secret };
+}
+
+export async function updateClient(db: Executor, id: string, patch: Partial<NewClient>): Promise<Client | undefined> {
+  const [client] = await db
+    .update(clients)
+    .set({ ...patch, updatedAt: new Date() })
+    .where(eq(clients.id, id))
+    .returning();
+  invalidateClient(id);
+  return client;
+}
+
+/** Replaces the secret (or clears it when the method no longer uses one); returns the new secret once. */
+export async function setClientSecret(db: Executor, id: string, secret: string | null): Promise<Client | undefined> {
+  const [client] = await db
+    .update(clients)
+    .set({ secretHash: secret ? sha256(secret) : null, updatedAt: new Date() })
+    .where(eq(clients.id, id))
+    .returning();
+  invalidateClient(id);
+  return client;
+}
+
+export async function deleteClient(db: Executor, id: string): Promise<boolean> {
+  const rows = await db.delete(clients).where(eq(clients.id, id)).returning({ id: clients.id });
+  invalidateClient(id);
+  return rows.length > 0;
+}
+
+export async function listClients(db: Executor): Promise<Client[]> {
+  return db.select().from(clients).orderBy(asc(clients.createdAt));
+}
+
+export function verifyClientSecret(client: Client, presented: string): boolean {
+  if (!client.secretHash) return false;
+  return constantTimeEqual(sha256(presented), client.secretHash);
+}
+
+// Registrations are read on every protocol request: cached briefly per process, dropped on change here.
+const TTL_MS = 3000;
+const CACHE = Symbol.for("torii.clients.cache");
+type G = typeof globalThis & { [CACHE]?: Map<string, { at: number; value: Promise<Client | undefined> }> };
+
+function cacheMap() {
+  const g = globalThis as G;
+  return (g[CACHE] ??= new Map());
+}
+
+export function invalidateClient(id: string): void {
+  cacheMap().delete(id);
+}
+
+/** A client by id, from a cache that is at most a few seconds stale. */
+export async function getClient(db: Executor, id: string): Promise<Client | undefined> {
+  const map = cacheMap();
+  const hit = map.get(id);
+  if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
+  const value = db
+    .select()
+    .from(clients)
+    .where(eq(clients.id, id))
+    .then((r) => r[0]);
+  if (map.size > 10_000) map.clear();
+  map.set(id, { at: Date.now(), value });
+  value.catch(() => map.delete(id));
+  return value;
+}
+
+/** Uncached read, for management operations that must see their own writes. */
+export async function readClient(db: Executor, id: string): Promise<Client | undefined> {
+  const [c] = await db.select().from(clients).where(eq(clients.id, id));
+  return c;
+}

@@ -1,0 +1,141 @@
+import { and, asc, count, eq, ilike, or, sql } from "drizzle-orm";
+import { machineKeys, passwordCredentials, users } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
+import { randomId } from "@/lib/crypto";
+import { hashPassword } from "@/lib/passwords";
+
+export type User = typeof users.$inferSelect;
+export type NewUser = Omit<typeof users.$inferInsert, "id" | "createdAt" | "updatedAt">;
+export type MachineKey = typeof machineKeys.$inferSelect;
+
+export const ROLES = ["admin", "impersonation"] as const;
+
+export class DuplicateUsername extends Error {}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; cause?: { code?: string } };
+  return e?.code === "23505" || e?.cause?.code === "23505";
+}
+
+export async function insertUser(db: Executor, data: NewUser, password?: string): Promise<User> {
+  const id = randomId();
+  try {
+    const [user] = await db.insert(users).values({ ...data, id }).returning();
+    if (password !== undefined) await setPassword(db, id, password);
+    return user!;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new DuplicateUsername(data.username);
+    throw err;
+  }
+}
+
+export async function updateUser(db: Executor, id: string, patch: Partial<NewUser>): Promise<User | undefined> {
+  try {
+    const [user] = await db
+      .update(users)
+      .set({ ...patch, updatedAt: new Date() })
+      .where(eq(users.id, id))
+      .returning();
+    return user;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new DuplicateUsername(patch.username ?? "");
+    throw err;
+  }
+}
+
+export async function deleteUser(db: Executor, id: string): Promise<boolean> {
+  const rows = await db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
+  return rows.length > 0;
+}
+
+export async function getUser(db: Executor, id: string): Promise<User | undefined> {
+  const [u] = await db.select().from(users).where(eq(users.id, id));
+  return u;
+}
+
+/**
+ * The user for a login name: `username` (case-insensitive), or `username@primarydomain`
+ * as introspection reports it. The login name is compared exactly otherwise (a `+` stays a `+`).
+ */
+export async function findUserByLoginName(db: Executor, loginName: string, primaryDomain?: string): Promise<User | undefined> {
+  const name = loginName.trim();
+  let candidates = [name];
+  if (primaryDomain && name.toLowerCase().endsWith("@" + primaryDomain.toLowerCase())) {
+    candidates = [name, name.slice(0, -(primaryDomain.length + 1))];
+  }
+  for (const c of candidates) {
+    const [u] = await db
+      .select()
+      .from(users)
+      .where(sql`lower(${users.username}) = lower(${c})`);
+    if (u) return u;
+  }
+  return undefined;
+}
+
+/** Login name as introspection and the UI show it: username@primarydomain. */
+export function loginNameOf(user: Pick<User, "username">, primaryDomain: string): string {
+  return `${user.username}@${primaryDomain}`;
+}
+
+export async function listUsers(
+  db: Executor,
+  opts: { search?: string; limit: number; offset: number; type?: "human" | "machine" },
+): Promise<{ users: User[]; total: number }> {
+  const conds = [];
+  if (opts.search) {
+    const pattern = `%${opts.search.replace(/[\\%_]/g, (m) => "\\" + m)}%`;
+    conds.push(or(ilike(users.username, pattern), ilike(users.email, pattern)));
+  }
+  if (opts.type) conds.push(eq(users.type, opts.type));
+  const where = conds.length ? and(...conds) : undefined;
+  const [rows, [total]] = await Promise.all([
+    db.select().from(users).where(where).orderBy(asc(users.username)).limit(opts.limit).offset(opts.offset),
+    db.select({ n: count() }).from(users).where(where),
+  ]);
+  return { users: rows, total: Number(total?.n ?? 0) };
+}
+
+export async function setPassword(db: Executor, userId: string, password: string): Promise<void> {
+  const hash = await hashPassword(password);
+  await db
+    .insert(passwordCredentials)
+    .values({ userId, hash })
+    .onConflictDoUpdate({ target: passwordCredentials.userId, set: { hash, changedAt: new Date() } });
+}
+
+export async function getPasswordHash(db: Executor, userId: string): Promise<string | undefined> {
+  const [row] = await db.select().from(passwordCredentials).where(eq(passwordCredentials.userId, userId));
+  return row?.hash;
+}
+
+export async function insertMachineKey(
+  db: Executor,
+  userId: string,
+  publicJwk: Record<string, unknown>,
+  alg: string,
+  expiresAt: Date | null = null,
+): Promise<MachineKey> {
+  const [k] = await db
+    .insert(machineKeys)
+    .values({ id: randomId(), userId, publicJwk: { ...publicJwk }, alg, expiresAt })
+    .returning();
+  return k!;
+}
+
+export async function getMachineKey(db: Executor, keyId: string): Promise<MachineKey | undefined> {
+  const [k] = await db.select().from(machineKeys).where(eq(machineKeys.id, keyId));
+  return k;
+}
+
+export async function listMachineKeys(db: Executor, userId: string): Promise<MachineKey[]> {
+  return db.select().from(machineKeys).where(eq(machineKeys.userId, userId)).orderBy(asc(machineKeys.createdAt));
+}
+
+export async function deleteMachineKey(db: Executor, userId: string, keyId: string): Promise<boolean> {
+  const rows = await db
+    .delete(machineKeys)
+    .where(and(eq(machineKeys.userId, userId), eq(machineKeys.id, keyId)))
+    .returning({ id: machineKeys.id });
+  return rows.length > 0;
+}
