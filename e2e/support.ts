@@ -1,0 +1,16 @@
+import { E2E_BASE_URL } from "../playwright.config";
+
+export const BASE_URL = E2E_BASE_URL;
+export const ADMIN_PAT = process.env.E2E_ADMIN_PAT ?? "torii_pat_e2e_0123456789abcdef0123456789abcdef";
+
+/** Calls the management API as the bootstrap administrator. */
+export async function adminApi(pathname: string, init: { method?: string; json?: unknown } = {}): Promise<Response> {
+  return fetch(BASE_URL + "/management/v1" + pathname, {
+    method: init.method ?? (init.json === undefined ? "GET" : "POST"),
+    headers: {
+      authorization: `Bearer ${ADMIN_PAT}`,
+      ...(init.json === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: init.json === undefined ? undefined : JSON.stringify(init.json),
+  });
+}
