@@ -42,7 +42,7 @@ export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): h
     } catch (err) {
       if (err instanceof BodyTooLarge) {
         if (!res.headersSent) res.writeHead(413, { "Content-Type": "application/json", ...common, Connection: "close" });
-        res.end(JSON.stringify({ error: "invalid_request", error_description: "Request body too large." }));
+        res.end(JSON.stringify({ error: "invalid_request", error_description: "Request body too large." }), () => req.destroy());
         return;
       }
       log().error({ err, path: pathname }, "request failed");

@@ -7,15 +7,13 @@ export class BodyTooLarge extends Error {}
 
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    if (Number(req.headers["content-length"] ?? 0) > limit) return reject(new BodyTooLarge());
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (c: Buffer) => {
       size += c.length;
-      if (size > limit) {
-        reject(new BodyTooLarge());
-        req.destroy();
-        return;
-      }
+      // Past the limit the rest is discarded as it arrives; the caller answers 413 and closes.
+      if (size > limit) return reject(new BodyTooLarge());
       chunks.push(c);
     });
     req.on("end", () => resolve(Buffer.concat(chunks)));

@@ -1,0 +1,51 @@
+// `npm test`: every test runner, each printing its own summary, then one line with the totals.
+//  1. vitest on embedded PGlite
+//  2. vitest on PostgreSQL, when TEST_DATABASE_URL is set (a fresh database per test file)
+//  3. Playwright in Debian's Chromium against the production build (built first when stale)
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+
+fs.mkdirSync("test-results", { recursive: true });
+const results = [];
+
+function run(name, cmd, args, env, reportFile, count) {
+  console.log(`\n=== ${name} ===`);
+  if (reportFile) fs.rmSync(reportFile, { force: true });
+  const r = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env } });
+  let counts = { passed: 0, failed: 0, skipped: 0 };
+  if (reportFile && fs.existsSync(reportFile)) counts = count(JSON.parse(fs.readFileSync(reportFile, "utf8")));
+  if (r.status !== 0 && counts.failed === 0) counts.failed = 1; // the runner itself failed
+  results.push({ name, ...counts, ok: r.status === 0 });
+}
+
+const vitestCounts = (j) => ({
+  passed: j.numPassedTests ?? 0,
+  failed: j.numFailedTests ?? 0,
+  skipped: (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0),
+});
+const playwrightCounts = (j) => ({
+  passed: (j.stats?.expected ?? 0) + (j.stats?.flaky ?? 0),
+  failed: j.stats?.unexpected ?? 0,
+  skipped: j.stats?.skipped ?? 0,
+});
+const vitest = (file) => ["node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", `--outputFile=${file}`];
+
+run("vitest (PGlite)", process.execPath, vitest("test-results/vitest-pglite.json"), { TORII_TEST_DB: "pglite" }, "test-results/vitest-pglite.json", vitestCounts);
+
+if (process.env.TEST_DATABASE_URL) {
+  run("vitest (PostgreSQL)", process.execPath, vitest("test-results/vitest-pg.json"), { TORII_TEST_DB: "pg" }, "test-results/vitest-pg.json", vitestCounts);
+} else {
+  console.log("\n=== vitest (PostgreSQL) ===\nskipped: set TEST_DATABASE_URL=postgres://... to run the suite against PostgreSQL too");
+}
+
+if (process.env.TORII_SKIP_E2E) {
+  console.log("\n=== Playwright ===\nskipped: TORII_SKIP_E2E is set");
+} else {
+  run("Playwright (Chromium)", process.execPath, ["node_modules/@playwright/test/cli.js", "test"], {}, "test-results/e2e.json", playwrightCounts);
+}
+
+console.log("\n=== Summary ===");
+for (const r of results) console.log(`${r.name}: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`);
+const total = results.reduce((a, r) => ({ passed: a.passed + r.passed, failed: a.failed + r.failed, skipped: a.skipped + r.skipped }), { passed: 0, failed: 0, skipped: 0 });
+console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
+process.exit(results.every((r) => r.ok) ? 0 : 1);

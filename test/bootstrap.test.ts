@@ -1,0 +1,127 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import { afterEach, describe, expect, it } from "vitest";
+import { personalAccessTokens, passwordCredentials, signingKeys, users, auditEvents } from "@/db/schema";
+import { bootstrap, MasterKeyMismatchError } from "@/lib/bootstrap";
+import { openDatabase, type Database } from "@/lib/db/client";
+import { migrate } from "@/lib/db/migrate";
+import { resolveMasterKey } from "@/lib/master-key";
+import { verifyPassword } from "@/lib/passwords";
+import { userForPat } from "@/lib/store/pats";
+import { createTestDatabase, TEST_DB } from "./harness";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+/** Opens the database the way a (re)started instance does: on disk for PGlite, a server database for pg. */
+async function fixture() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "torii-boot-"));
+  cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const pgdb = TEST_DB === "pg" ? await createTestDatabase() : undefined;
+  if (pgdb) cleanups.push(() => pgdb.drop());
+  const open = async () => {
+    const d = openDatabase({ databaseUrl: pgdb?.url, dataDir });
+    await migrate(d);
+    return d;
+  };
+  return { dataDir, open };
+}
+
+async function start(db: Database, dataDir: string, adminPat?: string) {
+  const masterKey = resolveMasterKey(undefined, dataDir);
+  return bootstrap(db.db, { issuer: "http://localhost:3000", masterKey, dataDir, adminPat });
+}
+
+describe("bootstrap", () => {
+  it("creates settings, a signing key, the admin with a password file (0600) and a PAT file", async () => {
+    const { dataDir, open } = await fixture();
+    const d = await open();
+    const r = await start(d, dataDir);
+    expect(r.created).toBe(true);
+    if (!r.created) return;
+
+    const pwFile = path.join(dataDir, "admin-password");
+    const patFile = path.join(dataDir, "admin.pat");
+    expect(fs.readFileSync(pwFile, "utf8").trim()).toBe(r.adminPassword);
+    expect(fs.statSync(pwFile).mode & 0o777).toBe(0o600);
+    expect(fs.readFileSync(patFile, "utf8").trim()).toBe(r.adminPat);
+    expect(fs.statSync(patFile).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.join(dataDir, "master.key")).mode & 0o777).toBe(0o600);
+
+    const [admin] = await d.db.select().from(users).where(eq(users.username, "admin"));
+    expect(admin?.roles).toContain("admin");
+    const [cred] = await d.db.select().from(passwordCredentials).where(eq(passwordCredentials.userId, admin!.id));
+    expect(cred!.hash).toMatch(/^\$argon2id\$/);
+    expect(await verifyPassword(cred!.hash, r.adminPassword)).toBe(true);
+
+    // The PAT is stored only as a hash, and it identifies the admin.
+    const pats = await d.db.select().from(personalAccessTokens);
+    expect(pats.map((p) => p.tokenHash)).not.toContain(r.adminPat);
+    expect((await userForPat(d.db, r.adminPat))?.user.id).toBe(admin!.id);
+
+    const keys = await d.db.select().from(signingKeys);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]!.status).toBe("active");
+    expect(keys[0]!.alg).toBe("RS256");
+    const audit = await d.db.select().from(auditEvents).where(eq(auditEvents.action, "instance.bootstrapped"));
+    expect(audit).toHaveLength(1);
+    await d.close();
+  });
+
+  it("uses IDP_ADMIN_PAT when set and writes no PAT file", async () => {
+    const { dataDir, open } = await fixture();
+    const d = await open();
+    const pat = "torii_pat_" + "x".repeat(40);
+    const r = await start(d, dataDir, pat);
+    expect(r.created && r.adminPatGenerated).toBe(false);
+    expect(fs.existsSync(path.join(dataDir, "admin.pat"))).toBe(false);
+    expect((await userForPat(d.db, pat))?.user.username).toBe("admin");
+    await d.close();
+  });
+
+  it("never bootstraps again on restart and keeps every credential and key", async () => {
+    const { dataDir, open } = await fixture();
+    let d = await open();
+    const first = await start(d, dataDir);
+    if (!first.created) throw new Error("expected a first bootstrap");
+    const before = {
+      users: await d.db.select().from(users),
+      creds: await d.db.select().from(passwordCredentials),
+      pats: await d.db.select().from(personalAccessTokens),
+      keys: await d.db.select().from(signingKeys),
+    };
+    const files = ["admin-password", "admin.pat", "master.key"].map((f) => fs.readFileSync(path.join(dataDir, f), "utf8"));
+    await d.close();
+
+    d = await open(); // a restart: same data folder, same database
+    const again = await start(d, dataDir, "torii_pat_" + "y".repeat(40));
+    expect(again.created).toBe(false);
+    expect(await d.db.select().from(users)).toEqual(before.users);
+    expect(await d.db.select().from(passwordCredentials)).toEqual(before.creds);
+    expect(await d.db.select().from(personalAccessTokens)).toEqual(before.pats);
+    expect(await d.db.select().from(signingKeys)).toEqual(before.keys);
+    expect(["admin-password", "admin.pat", "master.key"].map((f) => fs.readFileSync(path.join(dataDir, f), "utf8"))).toEqual(files);
+    expect((await userForPat(d.db, first.adminPat))?.user.username).toBe("admin");
+    await d.close();
+  });
+
+  it("refuses to start with a master key other than the one the database was set up with", async () => {
+    const { dataDir, open } = await fixture();
+    const d = await open();
+    await start(d, dataDir);
+    fs.writeFileSync(path.join(dataDir, "master.key"), "cd".repeat(32));
+    await expect(start(d, dataDir)).rejects.toBeInstanceOf(MasterKeyMismatchError);
+    await d.close();
+  });
+
+  it("applies migrations once, even when asked twice", async () => {
+    const { open } = await fixture();
+    const d = await open();
+    expect((await migrate(d)).applied).toBe(0);
+    await d.close();
+  });
+});

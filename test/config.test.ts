@@ -1,0 +1,63 @@
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "@/lib/config";
+
+function problem(env: Record<string, string>): ConfigError {
+  try {
+    parseConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e;
+    throw e;
+  }
+  throw new Error("expected a configuration error");
+}
+
+describe("configuration", () => {
+  it("has the documented defaults", () => {
+    const c = parseConfig({});
+    expect(c.port).toBe(3000);
+    expect(c.issuer).toBe("http://localhost:3000");
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.dataDir).toMatch(/\.data$/);
+    expect(c.keyRotationIntervalSeconds).toBe(86_400);
+    expect(c.jwksMaxAgeSeconds).toBe(300);
+  });
+
+  it("derives the issuer from PORT and strips a trailing slash from IDP_ISSUER", () => {
+    expect(parseConfig({ PORT: "4000" }).issuer).toBe("http://localhost:4000");
+    expect(parseConfig({ IDP_ISSUER: "https://id.example.com/" }).issuer).toBe("https://id.example.com");
+  });
+
+  it.each([
+    [{ PORT: "abc" }, "PORT"],
+    [{ PORT: "70000" }, "PORT"],
+    [{ IDP_ISSUER: "ftp://id.example.com" }, "IDP_ISSUER"],
+    [{ IDP_ISSUER: "https://id.example.com/?x=1" }, "IDP_ISSUER"],
+    [{ DATABASE_URL: "mysql://localhost/db" }, "DATABASE_URL"],
+    [{ IDP_MASTER_KEY: "too-short" }, "IDP_MASTER_KEY"],
+    [{ IDP_ADMIN_PAT: "short" }, "IDP_ADMIN_PAT"],
+    [{ IDP_KEY_ROTATION_INTERVAL: "5" }, "IDP_KEY_ROTATION_INTERVAL"],
+    [{ IDP_TRUST_PROXY: "maybe" }, "IDP_TRUST_PROXY"],
+  ])("rejects %j naming %s", (env, variable) => {
+    const e = problem(env);
+    expect(e.variable).toBe(variable);
+    expect(e.message).toMatch(new RegExp(`^Configuration error: ${variable} `));
+  });
+
+  it("accepts a master key as hex or base64", () => {
+    expect(parseConfig({ IDP_MASTER_KEY: "ab".repeat(32) }).masterKey).toHaveLength(32);
+    expect(parseConfig({ IDP_MASTER_KEY: Buffer.alloc(32, 7).toString("base64") }).masterKey).toHaveLength(32);
+  });
+
+  it("stops start-up with one line naming the variable", () => {
+    const r = spawnSync(process.execPath, ["node_modules/tsx/dist/cli.mjs", "server.ts"], {
+      env: { PATH: process.env.PATH, PORT: "not-a-port" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^Configuration error: PORT /);
+  });
+});

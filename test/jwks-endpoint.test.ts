@@ -1,0 +1,60 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resultRows } from "@/lib/db/client";
+import { updateSettings, getSettings } from "@/lib/store/settings";
+import { startTestInstance, type TestInstance } from "./harness";
+
+let t: TestInstance;
+beforeAll(async () => {
+  t = await startTestInstance({ IDP_JWKS_MAX_AGE: "120" });
+});
+afterAll(() => t.close());
+
+describe("GET /oauth/v2/keys", () => {
+  it("is cacheable with the configured max-age and an ETag, answering 304 to If-None-Match", async () => {
+    const res = await fetch(t.baseUrl + "/oauth/v2/keys");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/jwk-set\+json/);
+    expect(res.headers.get("cache-control")).toBe("public, max-age=120");
+    const etag = res.headers.get("etag")!;
+    expect(etag).toMatch(/^".+"$/);
+
+    const again = await fetch(t.baseUrl + "/oauth/v2/keys", { headers: { "if-none-match": etag } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe("");
+    expect(again.headers.get("etag")).toBe(etag);
+
+    const other = await fetch(t.baseUrl + "/oauth/v2/keys", { headers: { "if-none-match": '"stale"' } });
+    expect(other.status).toBe(200);
+  });
+
+  it("refuses other methods", async () => {
+    const res = await fetch(t.baseUrl + "/oauth/v2/keys", { method: "POST" });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("GET");
+  });
+
+  it("rate limits per client address with 429 and Retry-After, counting in the database", async () => {
+    const s = await getSettings(t.inst.db);
+    await updateSettings(t.inst.db, { rateLimits: { ...s.rateLimits, jwksPerMinute: 3 } });
+    await t.inst.db.execute(sql`DELETE FROM rate_limit_counters`);
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 5; i++) {
+      last = await fetch(t.baseUrl + "/oauth/v2/keys");
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    const retry = Number(last!.headers.get("retry-after"));
+    expect(retry).toBeGreaterThanOrEqual(1);
+    expect(retry).toBeLessThanOrEqual(60);
+    expect((await last!.json()).error).toBe("rate_limited");
+    const rows = resultRows<{ key: string; count: number }>(await t.inst.db.execute(sql`SELECT key, count FROM rate_limit_counters`));
+    expect(rows).toEqual([{ key: "jwks:127.0.0.1", count: 5 }]);
+
+    // Another address has its own budget (the server sets the address; a client header cannot spoof it).
+    const spoofed = await fetch(t.baseUrl + "/oauth/v2/keys", { headers: { "x-torii-client-address": "10.9.9.9" } });
+    expect(spoofed.status).toBe(429);
+    await updateSettings(t.inst.db, { rateLimits: { ...s.rateLimits } });
+  });
+});

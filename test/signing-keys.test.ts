@@ -1,0 +1,116 @@
+import { eq } from "drizzle-orm";
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { auditEvents, signingKeys } from "@/db/schema";
+import { decrypt } from "@/lib/crypto";
+import {
+  activeSigningKey,
+  invalidateKeyCache,
+  listSigningKeys,
+  removeExpiredKeys,
+  rotateSigningKey,
+} from "@/lib/keys/signing-keys";
+import { startTestInstance, type TestInstance } from "./harness";
+
+let t: TestInstance;
+beforeAll(async () => {
+  t = await startTestInstance();
+});
+afterAll(() => t.close());
+
+async function jwks() {
+  const res = await fetch(t.baseUrl + "/oauth/v2/keys");
+  expect(res.status).toBe(200);
+  return (await res.json()) as { keys: Record<string, unknown>[] };
+}
+
+async function sign(): Promise<string> {
+  const key = await activeSigningKey(t.inst.db, t.inst.masterKey);
+  return new SignJWT({ sub: "x" }).setProtectedHeader({ alg: key.alg, kid: key.kid }).setIssuer(t.issuer).setExpirationTime("5m").sign(key.privateKey);
+}
+
+describe("signing keys", () => {
+  it("stores private keys only encrypted (AES-256-GCM under the master key)", async () => {
+    const [row] = await t.inst.db.select().from(signingKeys);
+    expect(row!.privateJwkEncrypted).not.toMatch(/"d"|"p"|"q"/);
+    expect(row!.privateJwkEncrypted.split(".")).toHaveLength(3);
+    const plain = JSON.parse(decrypt(t.inst.masterKey, row!.privateJwkEncrypted, `signing-key:${row!.kid}`));
+    expect(plain.kty).toBe("RSA");
+    expect(plain.d).toBeTruthy();
+    expect(() => decrypt(Buffer.alloc(32, 1), row!.privateJwkEncrypted, `signing-key:${row!.kid}`)).toThrow();
+    // Bound to its row: the same ciphertext does not decrypt as another kid's key.
+    expect(() => decrypt(t.inst.masterKey, row!.privateJwkEncrypted, "signing-key:other")).toThrow();
+  });
+
+  it("publishes RS256 2048-bit public keys with kid, kty, alg and use, and nothing private", async () => {
+    const { keys } = await jwks();
+    expect(keys.length).toBeGreaterThan(0);
+    for (const k of keys) {
+      expect(k).toMatchObject({ kty: "RSA", alg: "RS256", use: "sig" });
+      expect(typeof k.kid).toBe("string");
+      expect(Buffer.from(String(k.n), "base64url").length).toBe(256);
+      for (const p of ["d", "p", "q", "dp", "dq", "qi"]) expect(k).not.toHaveProperty(p);
+    }
+  });
+
+  it("does not rotate before the interval has passed", async () => {
+    const before = await listSigningKeys(t.inst.db);
+    const r = await rotateSigningKey(t.inst.db, t.inst.masterKey, { force: false, intervalSeconds: 86_400 });
+    expect(r.rotated).toBe(false);
+    expect(await listSigningKeys(t.inst.db)).toEqual(before);
+  });
+
+  it("rotates on schedule: the new key signs, the old one stays published until its tokens expire, then leaves", async () => {
+    const oldToken = await sign();
+    const oldKid = decodeProtectedHeader(oldToken).kid;
+    const later = new Date(Date.now() + 86_401_000);
+    const r = await rotateSigningKey(t.inst.db, t.inst.masterKey, { force: false, intervalSeconds: 86_400, now: later });
+    expect(r.rotated).toBe(true);
+    expect(r.kid).not.toBe(oldKid);
+
+    const newToken = await sign();
+    expect(decodeProtectedHeader(newToken).kid).toBe(r.kid);
+    const set = createLocalJWKSet((await jwks()) as never);
+    await jwtVerify(oldToken, set, { issuer: t.issuer });
+    await jwtVerify(newToken, set, { issuer: t.issuer });
+
+    const keys = await listSigningKeys(t.inst.db);
+    const old = keys.find((k) => k.kid === oldKid)!;
+    expect(old.status).toBe("retired");
+    // Retired keys stay at least as long as the longest token lifetime (1 h by default).
+    expect(old.removeAfter!.getTime() - later.getTime()).toBeGreaterThanOrEqual(3600_000);
+
+    expect(await removeExpiredKeys(t.inst.db, new Date(old.removeAfter!.getTime() - 1000))).toEqual([]);
+    expect(await removeExpiredKeys(t.inst.db, new Date(old.removeAfter!.getTime() + 1000))).toEqual([oldKid]);
+    invalidateKeyCache();
+    const kids = (await jwks()).keys.map((k) => k.kid);
+    expect(kids).not.toContain(oldKid);
+    expect(kids).toContain(r.kid);
+  });
+
+  it("rotates on demand and records who did it", async () => {
+    const before = (await activeSigningKey(t.inst.db, t.inst.masterKey)).kid;
+    const r = await rotateSigningKey(t.inst.db, t.inst.masterKey, {
+      force: true,
+      intervalSeconds: 86_400,
+      actor: { type: "user", id: "tester" },
+    });
+    expect(r.rotated).toBe(true);
+    expect((await activeSigningKey(t.inst.db, t.inst.masterKey)).kid).toBe(r.kid);
+    expect(r.kid).not.toBe(before);
+    const events = await t.inst.db.select().from(auditEvents).where(eq(auditEvents.targetId, r.kid));
+    expect(events[0]).toMatchObject({ action: "signing_key.rotated", actorType: "user", actorId: "tester" });
+  });
+
+  it("rotates once when several instances find it due at the same moment", async () => {
+    const before = new Set((await listSigningKeys(t.inst.db)).map((k) => k.kid));
+    const later = new Date(Date.now() + 3 * 86_400_000);
+    const results = await Promise.all(
+      [1, 2, 3].map(() => rotateSigningKey(t.inst.db, t.inst.masterKey, { force: false, intervalSeconds: 86_400, now: later })),
+    );
+    expect(results.filter((r) => r.rotated)).toHaveLength(1);
+    const keys = await listSigningKeys(t.inst.db);
+    expect(keys.filter((k) => k.status === "active")).toHaveLength(1);
+    expect(keys.filter((k) => !before.has(k.kid))).toHaveLength(1);
+  });
+});
