@@ -51,7 +51,7 @@ describe("configuration", () => {
 
   it("stops start-up with one line naming the variable", () => {
     const r = spawnSync(process.execPath, ["node_modules/tsx/dist/cli.mjs", "server.ts"], {
-      env: { PATH: process.env.PATH, PORT: "not-a-port" },
+      env: { PATH: process.env.PATH, PORT: "not-a-port" } as unknown as NodeJS.ProcessEnv,
       encoding: "utf8",
       timeout: 60_000,
     });

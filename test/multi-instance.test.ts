@@ -31,7 +31,7 @@ async function startProcess(env: Record<string, string>): Promise<string> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "torii-multi-"));
   cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const child = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "test/fixtures/instance-main.ts"], {
-    env: { PATH: process.env.PATH, ...env, PORT: String(port), IDP_ISSUER: "http://localhost:9999", IDP_DATA_DIR: dataDir, IDP_LOG_LEVEL: "silent" },
+    env: { PATH: process.env.PATH, ...env, PORT: String(port), IDP_ISSUER: "http://localhost:9999", IDP_DATA_DIR: dataDir, IDP_LOG_LEVEL: "silent" } as unknown as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
