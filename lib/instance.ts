@@ -6,6 +6,7 @@ import { openDatabase, type Database, type Db } from "@/lib/db/client";
 import { migrate } from "@/lib/db/migrate";
 import { removeExpiredKeys, rotateSigningKey } from "@/lib/keys/signing-keys";
 import { log } from "@/lib/log";
+import { purgeExpiredRows } from "@/lib/maintenance";
 import { resolveMasterKey } from "@/lib/master-key";
 
 export type Instance = {
@@ -65,13 +66,14 @@ async function rotationDue(db: Db, intervalSeconds: number, now = Date.now()): P
   return !newest || now - newest.createdAt.getTime() >= intervalSeconds * 1000;
 }
 
-/** Checks every minute (or sooner for short intervals) whether the signing key is due for rotation. */
+/** Every minute (sooner for short intervals): rotate the signing key when due, sweep expired rows. */
 function startKeyRotation(inst: Instance): void {
   const g = globalThis as G;
   if (g[TIMER]) return;
   const interval = inst.config.keyRotationIntervalSeconds;
   const tick = async () => {
     try {
+      await purgeExpiredRows(inst.db);
       const removed = await removeExpiredKeys(inst.db);
       if (removed.length) log().info({ removed }, "expired signing keys removed");
       if (await rotationDue(inst.db, interval)) {

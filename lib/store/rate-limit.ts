@@ -35,8 +35,3 @@ export async function hitRateLimit(
     retryAfterSeconds: Math.max(1, Math.ceil((expiresAt.getTime() - now.getTime()) / 1000)),
   };
 }
-
-/** Counters of windows that have ended are useless; the key rotation timer sweeps them. */
-export async function purgeExpiredCounters(db: Executor, now = new Date()): Promise<void> {
-  await db.execute(sql`DELETE FROM rate_limit_counters WHERE expires_at < ${now.toISOString()}`);
-}
