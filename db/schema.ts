@@ -356,3 +356,44 @@ export const auditEvents = pgTable(
     index("audit_target_idx").on(t.targetType, t.targetId),
   ],
 );
+
+/**
+ * An authorization request waiting for the user to sign in, kept server-side so that the login
+ * pages never round-trip (tamperable) protocol parameters. Referenced by an unguessable id that
+ * is stored here only as a hash, and bound to the user agent that started it.
+ */
+export const authRequests = pgTable(
+  "auth_requests",
+  {
+    idHash: text("id_hash").primaryKey(),
+    userAgentId: text("user_agent_id")
+      .notNull()
+      .references(() => userAgents.id, { onDelete: "cascade" }),
+    clientId: text("client_id").notNull(),
+    redirectUri: text("redirect_uri").notNull(),
+    responseType: text("response_type").notNull(),
+    responseMode: text("response_mode").notNull(),
+    scopes: text("scopes").array().notNull(),
+    state: text("state"),
+    nonce: text("nonce"),
+    codeChallenge: text("code_challenge"),
+    codeChallengeMethod: text("code_challenge_method"),
+    prompt: text("prompt").array().notNull().default(sql`'{}'::text[]`),
+    maxAge: integer("max_age"),
+    loginHint: text("login_hint"),
+    /** `sub` of a verified id_token_hint. */
+    hintSubject: text("hint_subject"),
+    locale: text("locale").notNull(),
+    /** Login name entered on the first step, for the password step. */
+    loginName: text("login_name"),
+    /** The session the user signed in with or chose; the callback completes the request with it. */
+    sessionId: text("session_id"),
+    /** Message key of the last failed step and the non-secret values to show again. */
+    formError: text("form_error"),
+    formValues: jsonb("form_values").$type<Record<string, string> | null>(),
+    createdAt: created(),
+    expiresAt: ts("expires_at").notNull(),
+    completedAt: ts("completed_at"),
+  },
+  (t) => [index("auth_requests_expires_idx").on(t.expiresAt)],
+);
