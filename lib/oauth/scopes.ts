@@ -1,0 +1,42 @@
+import { InvalidRequest, InvalidScope } from "./errors";
+
+/** The scopes Torii knows (spec 2.1). Any other value is `invalid_scope`. */
+export const KNOWN_SCOPES = ["openid", "profile", "email", "phone", "address", "offline_access"] as const;
+export type Scope = (typeof KNOWN_SCOPES)[number];
+
+/** Scopes whose claims stay out of an ID token issued together with an access token (spec 2.1). */
+export const USER_CLAIM_SCOPES = ["profile", "email", "phone", "address"] as const;
+
+const KNOWN = new Set<string>(KNOWN_SCOPES);
+// RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/** Parses a space-delimited scope parameter; malformed or unknown values are `invalid_scope`. Order kept, duplicates dropped. */
+export function parseScope(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  const parts = value.split(" ").filter((p) => p !== "");
+  const out: string[] = [];
+  for (const p of parts) {
+    if (!SCOPE_TOKEN.test(p)) throw new InvalidScope("The scope parameter is malformed.");
+    if (!KNOWN.has(p)) throw new InvalidScope(`Unknown scope: ${p}.`);
+    if (!out.includes(p)) out.push(p);
+  }
+  return out;
+}
+
+/** Requested scopes must lie within what was granted; an empty request means "all of it". */
+export function narrowScopes(requested: string[], granted: string[]): string[] {
+  if (!requested.length) return granted;
+  const extra = requested.filter((s) => !granted.includes(s));
+  if (extra.length) throw new InvalidScope(`Scope exceeds the granted scope: ${extra.join(" ")}.`);
+  return requested;
+}
+
+export function scopeString(scopes: string[]): string {
+  return scopes.join(" ");
+}
+
+export function requireNonEmpty(name: string, value: string | undefined): string {
+  if (!value) throw new InvalidRequest(`The ${name} parameter is missing.`);
+  return value;
+}

@@ -1,0 +1,182 @@
+import { createHash } from "node:crypto";
+import { SignJWT } from "jose";
+import type { Executor } from "@/lib/db/client";
+import { randomToken } from "@/lib/crypto";
+import { activeSigningKey } from "@/lib/keys/signing-keys";
+import type { Client } from "@/lib/store/clients";
+import { getSettings } from "@/lib/store/settings";
+import { createRefreshFamily, insertOpaqueToken } from "@/lib/store/tokens";
+import type { User } from "@/lib/store/users";
+import { claimsForScopes } from "./claims";
+import { scopeString, USER_CLAIM_SCOPES } from "./scopes";
+
+/** Private JWT claim carrying the grant id, so that revoking a grant reaches its stateless tokens. */
+export const GRANT_CLAIM = "gid";
+
+/**
+ * Everything a token is issued from. The authorization endpoint (implicit flow) and every grant
+ * of the token endpoint build one of these; nothing here knows which grant it came from.
+ */
+export type TokenContext = {
+  db: Executor;
+  masterKey: Buffer;
+  issuer: string;
+  client: Client;
+  /** The user the tokens are about; absent when the client itself is the subject (client credentials). */
+  user?: User | null;
+  scopes: string[];
+  /** Access token audience; the client itself when absent. */
+  audience?: string[];
+  sessionId?: string | null;
+  /** The grant the tokens belong to; stateless JWTs carry it so that revoking the grant reaches them. */
+  grantId?: string | null;
+  familyId?: string | null;
+  nonce?: string | null;
+  authTime?: Date | null;
+  amr?: string[] | null;
+  /** RFC 8693 `act` claim of delegated/impersonated tokens. */
+  actor?: Record<string, unknown> | null;
+  /** Overrides the client's registered access token format (token exchange asks for one). */
+  format?: "jwt" | "opaque";
+  /** For `at_hash` in the ID token. */
+  accessToken?: string | null;
+  /** For `c_hash` in an ID token returned from the authorization endpoint together with a code. */
+  code?: string | null;
+  /**
+   * Whether an access token goes out in the same response: then the ID token leaves out the
+   * profile/email/phone/address claims (spec 2.1) unless the client asked for them there.
+   */
+  withAccessToken?: boolean;
+  /** Seconds since the epoch; tests pin it. */
+  now?: number;
+};
+
+export type IssuedAccessToken = { token: string; expiresIn: number; jti: string; format: "jwt" | "opaque"; expiresAt: Date };
+
+function nowSeconds(ctx: TokenContext): number {
+  return ctx.now ?? Math.floor(Date.now() / 1000);
+}
+
+function subjectOf(ctx: TokenContext): string {
+  return ctx.user?.id ?? ctx.client.id;
+}
+
+async function sign(ctx: TokenContext, payload: Record<string, unknown>, typ: string): Promise<string> {
+  const key = await activeSigningKey(ctx.db, ctx.masterKey);
+  return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ }).sign(key.privateKey);
+}
+
+/** Left half of the SHA-256 of an ASCII value, base64url: `at_hash` / `c_hash` (OIDC Core 3.1.3.6, RS256). */
+export function halfHash(value: string): string {
+  const d = createHash("sha256").update(value, "ascii").digest();
+  return d.subarray(0, d.length / 2).toString("base64url");
+}
+
+/**
+ * An access token in the client's format. A JWT is not stored (revocation is recorded instead);
+ * an opaque token is 256 random bits stored by hash.
+ */
+export async function issueAccessToken(ctx: TokenContext): Promise<IssuedAccessToken> {
+  const format = ctx.format ?? (ctx.client.accessTokenType === "opaque" ? "opaque" : "jwt");
+  const lifetime = ctx.client.accessTokenLifetime;
+  const iat = nowSeconds(ctx);
+  const expiresAt = new Date((iat + lifetime) * 1000);
+  const audience = ctx.audience?.length ? ctx.audience : [ctx.client.id];
+  if (format === "opaque") {
+    if (!ctx.grantId) throw new Error("an opaque access token needs a grant");
+    const { value, id } = await insertOpaqueToken(ctx.db, {
+      kind: "access",
+      clientId: ctx.client.id,
+      userId: ctx.user?.id ?? null,
+      sessionId: ctx.sessionId ?? null,
+      grantId: ctx.grantId,
+      familyId: ctx.familyId ?? null,
+      scopes: ctx.scopes,
+      audience,
+      actor: ctx.actor ?? null,
+      expiresAt,
+    });
+    return { token: value, expiresIn: lifetime, jti: id, format, expiresAt };
+  }
+  const jti = randomToken(16);
+  const payload: Record<string, unknown> = {
+    iss: ctx.issuer,
+    sub: subjectOf(ctx),
+    aud: audience.length === 1 ? audience[0] : audience,
+    exp: iat + lifetime,
+    iat,
+    nbf: iat,
+    jti,
+    client_id: ctx.client.id,
+    scope: scopeString(ctx.scopes),
+  };
+  if (ctx.sessionId) payload.sid = ctx.sessionId;
+  if (ctx.grantId) payload[GRANT_CLAIM] = ctx.grantId;
+  if (ctx.actor) payload.act = ctx.actor;
+  return { token: await sign(ctx, payload, "at+jwt"), expiresIn: lifetime, jti, format, expiresAt };
+}
+
+/** An ID token for `ctx.user` (OIDC Core 2), audience the client. */
+export async function issueIdToken(ctx: TokenContext): Promise<string> {
+  if (!ctx.user) throw new Error("an ID token needs a user");
+  const iat = nowSeconds(ctx);
+  const payload: Record<string, unknown> = {
+    iss: ctx.issuer,
+    sub: ctx.user.id,
+    aud: ctx.client.id,
+    exp: iat + ctx.client.idTokenLifetime,
+    iat,
+    azp: ctx.client.id,
+  };
+  if (ctx.authTime) payload.auth_time = Math.floor(ctx.authTime.getTime() / 1000);
+  if (ctx.nonce) payload.nonce = ctx.nonce;
+  if (ctx.accessToken) payload.at_hash = halfHash(ctx.accessToken);
+  if (ctx.code) payload.c_hash = halfHash(ctx.code);
+  if (ctx.sessionId) payload.sid = ctx.sessionId;
+  if (ctx.amr?.length) payload.amr = ctx.amr;
+  if (ctx.actor) payload.act = ctx.actor;
+  const releaseUserClaims = !ctx.withAccessToken || ctx.client.idTokenUserinfoAssertion;
+  const scopes = releaseUserClaims ? ctx.scopes : ctx.scopes.filter((s) => !(USER_CLAIM_SCOPES as readonly string[]).includes(s));
+  const { primaryDomain } = await getSettings(ctx.db);
+  // Registered claims above win over user claims of the same name.
+  return sign(ctx, { ...claimsForScopes(ctx.user, scopes, primaryDomain), ...payload }, "JWT");
+}
+
+/** A refresh token in `ctx.familyId` (a new family when absent), stored by hash. */
+export async function issueRefreshToken(ctx: TokenContext): Promise<{ token: string; familyId: string; id: string }> {
+  if (!ctx.grantId) throw new Error("a refresh token needs a grant");
+  const expiresAt = new Date((nowSeconds(ctx) + ctx.client.refreshTokenLifetime) * 1000);
+  const familyId =
+    ctx.familyId ??
+    (
+      await createRefreshFamily(ctx.db, {
+        grantId: ctx.grantId,
+        clientId: ctx.client.id,
+        userId: ctx.user?.id ?? null,
+        sessionId: ctx.sessionId ?? null,
+        scopes: ctx.scopes,
+        authTime: ctx.authTime ?? null,
+        amr: ctx.amr ?? [],
+        actor: ctx.actor ?? null,
+        expiresAt,
+      })
+    ).id;
+  const { value, id } = await insertOpaqueToken(ctx.db, {
+    kind: "refresh",
+    clientId: ctx.client.id,
+    userId: ctx.user?.id ?? null,
+    sessionId: ctx.sessionId ?? null,
+    grantId: ctx.grantId,
+    familyId,
+    scopes: ctx.scopes,
+    audience: ctx.audience?.length ? ctx.audience : [ctx.client.id],
+    actor: ctx.actor ?? null,
+    expiresAt,
+  });
+  return { token: value, familyId, id };
+}
+
+/** Whether a refresh token goes out: only for `offline_access`, and only to a client registered for the refresh grant. */
+export function wantsRefreshToken(client: Client, scopes: string[]): boolean {
+  return scopes.includes("offline_access") && client.grantTypes.includes("refresh_token");
+}

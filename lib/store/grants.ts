@@ -1,0 +1,116 @@
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { clients, grants, instanceSettings, refreshTokenFamilies, tokenRevocations, tokens } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
+import { randomToken } from "@/lib/crypto";
+
+export type Grant = typeof grants.$inferSelect;
+
+export type NewGrant = {
+  clientId: string;
+  userId: string | null;
+  sessionId: string | null;
+  grantType: string;
+  scopes: string[];
+  expiresAt: Date;
+};
+
+export async function createGrant(db: Executor, g: NewGrant): Promise<{ id: string }> {
+  const id = randomToken(16);
+  await db.insert(grants).values({ id, ...g });
+  return { id };
+}
+
+export async function getGrant(db: Executor, id: string): Promise<Grant | undefined> {
+  const [g] = await db.select().from(grants).where(eq(grants.id, id));
+  return g;
+}
+
+/**
+ * How long a revocation record must live: until every JWT it could cover has expired anyway.
+ * JWTs are not stored, so the longest configured access/ID token lifetime bounds that.
+ */
+export async function revocationHorizon(db: Executor, now = new Date()): Promise<Date> {
+  const [c] = await db
+    .select({ m: sql<number>`coalesce(max(greatest(${clients.accessTokenLifetime}, ${clients.idTokenLifetime})), 0)` })
+    .from(clients);
+  const [s] = await db.select({ l: instanceSettings.lifetimes }).from(instanceSettings);
+  const longest = Math.max(Number(c?.m ?? 0), s ? Math.max(s.l.accessToken, s.l.idToken) : 0, 3600);
+  return new Date(now.getTime() + (longest + 300) * 1000);
+}
+
+async function recordRevocation(
+  db: Executor,
+  subjectType: "jti" | "grant" | "session",
+  subjectId: string,
+  reason: string,
+  expiresAt: Date,
+): Promise<void> {
+  await db
+    .insert(tokenRevocations)
+    .values({ subjectType, subjectId, reason, expiresAt })
+    .onConflictDoUpdate({
+      target: [tokenRevocations.subjectType, tokenRevocations.subjectId],
+      set: { expiresAt: sql`greatest(${tokenRevocations.expiresAt}, excluded.expires_at)` },
+    });
+}
+
+/**
+ * Revokes a grant and everything issued from it: its stored tokens, its refresh families, and
+ * (through a `grant` revocation record) every JWT access token carrying its id.
+ */
+export async function revokeGrant(db: Executor, grantId: string, reason: string, now = new Date()): Promise<void> {
+  await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.id, grantId), isNull(grants.revokedAt)));
+  await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.grantId, grantId), isNull(tokens.revokedAt)));
+  await db
+    .update(refreshTokenFamilies)
+    .set({ revokedAt: now, revokedReason: reason })
+    .where(and(eq(refreshTokenFamilies.grantId, grantId), isNull(refreshTokenFamilies.revokedAt)));
+  await recordRevocation(db, "grant", grantId, reason, await revocationHorizon(db, now));
+}
+
+/**
+ * Revokes a refresh family, its tokens and the access tokens issued from it. A family belongs to
+ * exactly one grant (one per code or token-endpoint call), so the grant goes with it: that is
+ * what reaches the JWT access tokens, which carry the grant id.
+ */
+export async function revokeFamily(db: Executor, familyId: string, reason: string, now = new Date()): Promise<void> {
+  const [f] = await db
+    .update(refreshTokenFamilies)
+    .set({ revokedAt: now, revokedReason: reason })
+    .where(eq(refreshTokenFamilies.id, familyId))
+    .returning({ grantId: refreshTokenFamilies.grantId });
+  await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.familyId, familyId), isNull(tokens.revokedAt)));
+  if (f) await revokeGrant(db, f.grantId, reason, now);
+}
+
+/**
+ * Revokes every token issued from a browser session (logout): stored tokens with that session,
+ * the session's grants and families, and JWTs by their `sid`. With `keepOffline`, refresh
+ * families (offline access) survive; their access tokens issued so far do not.
+ */
+export async function revokeSessionTokens(
+  db: Executor,
+  sessionId: string,
+  reason: string,
+  opts: { keepOffline?: boolean; now?: Date } = {},
+): Promise<void> {
+  const now = opts.now ?? new Date();
+  const kinds: ("access" | "refresh")[] = opts.keepOffline ? ["access"] : ["access", "refresh"];
+  await db
+    .update(tokens)
+    .set({ revokedAt: now })
+    .where(and(eq(tokens.sessionId, sessionId), isNull(tokens.revokedAt), inArray(tokens.kind, kinds)));
+  if (!opts.keepOffline) {
+    await db
+      .update(refreshTokenFamilies)
+      .set({ revokedAt: now, revokedReason: reason })
+      .where(and(eq(refreshTokenFamilies.sessionId, sessionId), isNull(refreshTokenFamilies.revokedAt)));
+    await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.sessionId, sessionId), isNull(grants.revokedAt)));
+  }
+  await recordRevocation(db, "session", sessionId, reason, await revocationHorizon(db, now));
+}
+
+/** Revokes one JWT access token by its `jti`. */
+export async function revokeJti(db: Executor, jti: string, reason: string, expiresAt: Date): Promise<void> {
+  await recordRevocation(db, "jti", jti, reason, expiresAt);
+}

@@ -1,0 +1,113 @@
+import { and, eq, isNull, or, sql } from "drizzle-orm";
+import { refreshTokenFamilies, tokenRevocations, tokens } from "@/db/schema";
+import { resultRows, type Executor } from "@/lib/db/client";
+import { randomToken, sha256 } from "@/lib/crypto";
+
+export type StoredToken = typeof tokens.$inferSelect;
+export type RefreshFamily = typeof refreshTokenFamilies.$inferSelect;
+
+export { revokeFamily, revokeGrant, revokeJti, revokeSessionTokens } from "./grants";
+
+export type NewStoredToken = {
+  kind: "access" | "refresh";
+  clientId: string;
+  userId: string | null;
+  sessionId: string | null;
+  grantId: string;
+  familyId?: string | null;
+  scopes: string[];
+  audience: string[];
+  actor?: Record<string, unknown> | null;
+  expiresAt: Date;
+};
+
+/** Stores an opaque token by the SHA-256 of its value; returns the value (shown once) and the row id (its `jti`). */
+export async function insertOpaqueToken(db: Executor, t: NewStoredToken): Promise<{ value: string; id: string }> {
+  const value = randomToken(32);
+  const id = randomToken(16);
+  await db.insert(tokens).values({ id, tokenHash: sha256(value), familyId: null, actor: null, ...t });
+  return { value, id };
+}
+
+/** The stored token with this value, whatever its state; callers decide what revoked/expired/rotated mean. */
+export async function findTokenByValue(db: Executor, value: string): Promise<StoredToken | undefined> {
+  const [t] = await db.select().from(tokens).where(eq(tokens.tokenHash, sha256(value)));
+  return t;
+}
+
+export function isStoredTokenActive(t: StoredToken, now = new Date()): boolean {
+  return !t.revokedAt && t.expiresAt > now;
+}
+
+/** Revokes one stored token (opaque access or refresh token). */
+export async function revokeStoredToken(db: Executor, id: string, now = new Date()): Promise<void> {
+  await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.id, id), isNull(tokens.revokedAt)));
+}
+
+/**
+ * Marks a refresh token as exchanged for its successor. Exactly one concurrent caller wins;
+ * the others see `false` and must treat the request as reuse.
+ */
+export async function markRotated(db: Executor, id: string, now = new Date()): Promise<boolean> {
+  const rows = await db
+    .update(tokens)
+    .set({ rotatedAt: now })
+    .where(and(eq(tokens.id, id), isNull(tokens.rotatedAt), isNull(tokens.revokedAt)))
+    .returning({ id: tokens.id });
+  return rows.length === 1;
+}
+
+export type NewFamily = {
+  grantId: string;
+  clientId: string;
+  userId: string | null;
+  sessionId: string | null;
+  scopes: string[];
+  authTime: Date | null;
+  amr: string[];
+  actor?: Record<string, unknown> | null;
+  expiresAt: Date;
+};
+
+export async function createRefreshFamily(db: Executor, f: NewFamily): Promise<{ id: string }> {
+  const id = randomToken(16);
+  await db.insert(refreshTokenFamilies).values({ id, actor: null, ...f });
+  return { id };
+}
+
+export async function getRefreshFamily(db: Executor, id: string): Promise<RefreshFamily | undefined> {
+  const [f] = await db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, id));
+  return f;
+}
+
+/**
+ * Whether a JWT access token (or ID token) has been revoked: by its `jti`, its grant (code replay,
+ * refresh reuse, refresh-token revocation) or its session (logout). A revocation covers tokens
+ * issued up to the moment it was recorded, so a session's offline access may keep issuing new ones.
+ */
+export async function isAccessTokenRevoked(
+  db: Executor,
+  t: { jti?: string | null; grantId?: string | null; sessionId?: string | null; iat?: number | null },
+): Promise<boolean> {
+  const conds = [];
+  if (t.jti) conds.push(and(eq(tokenRevocations.subjectType, "jti"), eq(tokenRevocations.subjectId, t.jti)));
+  if (t.grantId) conds.push(and(eq(tokenRevocations.subjectType, "grant"), eq(tokenRevocations.subjectId, t.grantId)));
+  if (t.sessionId) conds.push(and(eq(tokenRevocations.subjectType, "session"), eq(tokenRevocations.subjectId, t.sessionId)));
+  if (!conds.length) return false;
+  const rows = await db
+    .select({ type: tokenRevocations.subjectType, at: tokenRevocations.createdAt })
+    .from(tokenRevocations)
+    .where(or(...conds));
+  // A jti revocation is always total; grant and session revocations cover what was issued before them.
+  return rows.some((r) => r.type === "jti" || t.iat == null || t.iat <= Math.floor(r.at.getTime() / 1000));
+}
+
+/** Count of active stored tokens of a grant; used by tests and the console. */
+export async function countActiveTokens(db: Executor, grantId: string): Promise<number> {
+  const rows = resultRows<{ n: number }>(
+    await db.execute(
+      sql`SELECT count(*)::int AS n FROM tokens WHERE grant_id = ${grantId} AND revoked_at IS NULL AND expires_at > now()`,
+    ),
+  );
+  return Number(rows[0]?.n ?? 0);
+}
