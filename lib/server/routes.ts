@@ -1,4 +1,6 @@
 import { handleHealthz, handleReadyz } from "@/lib/http/health";
+import { handleBrandingLogo } from "@/lib/management/logo-endpoint";
+import { handleManagement } from "@/lib/management/router";
 import { handleDiscovery } from "@/lib/oauth/discovery-endpoint";
 import { PATHS } from "@/lib/oauth/endpoints";
 import { handleKeys } from "@/lib/oauth/keys-endpoint";
@@ -14,10 +16,12 @@ export const FAST_ROUTES: Record<string, WebHandler> = {
   [PATHS.keys]: handleKeys,
   "/healthz": handleHealthz,
   "/readyz": handleReadyz,
+  // Not hot, but served here so that its own restrictive CSP (an SVG is a document) is the one sent.
+  "/ui/branding/logo": handleBrandingLogo,
 };
 
 /** Prefix-mounted handlers (the management API). */
-export const FAST_PREFIXES: [string, WebHandler][] = [];
+export const FAST_PREFIXES: [string, WebHandler][] = [["/management/v1", handleManagement]];
 
 export function fastHandlerFor(pathname: string): WebHandler | undefined {
   const exact = FAST_ROUTES[pathname];

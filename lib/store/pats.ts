@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, or } from "drizzle-orm";
+import { and, asc, eq, gt, isNull, or } from "drizzle-orm";
 import { personalAccessTokens, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomId, randomToken, sha256 } from "@/lib/crypto";
@@ -36,4 +36,28 @@ export async function userForPat(db: Executor, token: string, now = new Date()) 
     );
   if (!row || row.user.locked) return undefined;
   return row;
+}
+
+export type PatInfo = { id: string; createdAt: Date; expiresAt: Date | null; lastUsedAt: Date | null };
+
+/** A user's PATs, without anything that could authenticate. */
+export async function listPats(db: Executor, userId: string): Promise<PatInfo[]> {
+  return db
+    .select({
+      id: personalAccessTokens.id,
+      createdAt: personalAccessTokens.createdAt,
+      expiresAt: personalAccessTokens.expiresAt,
+      lastUsedAt: personalAccessTokens.lastUsedAt,
+    })
+    .from(personalAccessTokens)
+    .where(eq(personalAccessTokens.userId, userId))
+    .orderBy(asc(personalAccessTokens.createdAt));
+}
+
+export async function deletePat(db: Executor, userId: string, patId: string): Promise<boolean> {
+  const rows = await db
+    .delete(personalAccessTokens)
+    .where(and(eq(personalAccessTokens.userId, userId), eq(personalAccessTokens.id, patId)))
+    .returning({ id: personalAccessTokens.id });
+  return rows.length > 0;
 }

@@ -115,10 +115,11 @@ export async function insertMachineKey(
   publicJwk: Record<string, unknown>,
   alg: string,
   expiresAt: Date | null = null,
+  id: string = randomId(),
 ): Promise<MachineKey> {
   const [k] = await db
     .insert(machineKeys)
-    .values({ id: randomId(), userId, publicJwk: { ...publicJwk }, alg, expiresAt })
+    .values({ id, userId, publicJwk: { ...publicJwk }, alg, expiresAt })
     .returning();
   return k!;
 }

@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { recordAudit } from "@/lib/store/audit";
+import { invalidateSettings, readSettings, updateSettings } from "@/lib/store/settings";
+import { named, route } from "./route";
+
+const Features = named("Features", z.object({ tokenExchange: z.boolean(), impersonation: z.boolean() }));
+const FeaturesUpdate = named("FeaturesUpdate", z.strictObject(Features.shape).partial());
+
+export const featureRoutes = [
+  route({
+    method: "GET",
+    path: "/features",
+    operationId: "getFeatures",
+    summary: "Instance features (both off by default).",
+    tag: "features",
+    success: { status: 200, description: "The features.", schema: Features },
+    async handler(ctx) {
+      return (await readSettings(ctx.db))!.features;
+    },
+  }),
+  route({
+    method: "PUT",
+    path: "/features",
+    operationId: "setFeatures",
+    summary: "Turn features on or off; fields left out keep their value.",
+    tag: "features",
+    body: FeaturesUpdate,
+    success: { status: 200, description: "The features now.", schema: Features },
+    async handler(ctx, body) {
+      const result = await ctx.db.transaction(async (tx) => {
+        const current = (await readSettings(tx))!.features;
+        const features = { ...current, ...body };
+        await updateSettings(tx, { features });
+        await recordAudit(tx, ctx.actor, { action: "features.updated", targetType: "instance", details: { from: current, to: features } });
+        return features;
+      });
+      // updateSettings dropped the cache inside the transaction; a read before the commit may have refilled it.
+      invalidateSettings();
+      return result;
+    },
+  }),
+];

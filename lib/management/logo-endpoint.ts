@@ -1,0 +1,37 @@
+import { NO_STORE } from "@/lib/http/responses";
+import { instance } from "@/lib/instance";
+import { getSettings } from "@/lib/store/settings";
+import { logoTag } from "./branding";
+
+/**
+ * A logo may be an SVG uploaded by an administrator. Opened directly it is a document, so it
+ * gets a policy under which nothing runs, loads or frames it: only its own inline styles.
+ */
+const LOGO_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'none'";
+
+/** GET /ui/branding/logo: the instance logo, cacheable, revalidated by ETag. */
+export async function handleBrandingLogo(request: Request): Promise<Response> {
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    return new Response(null, { status: 405, headers: { Allow: "GET, HEAD" } });
+  }
+  const settings = await getSettings((await instance()).db);
+  if (!settings.logo || !settings.logoContentType) {
+    return new Response("No logo.", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8", ...NO_STORE } });
+  }
+  const etag = `"${logoTag(settings.logo)}"`;
+  const headers = {
+    // Short: the branding API links it with a version parameter, so a changed logo is a new URL anyway.
+    "Cache-Control": "public, max-age=300",
+    ETag: etag,
+    "Content-Security-Policy": LOGO_CSP,
+    "X-Content-Type-Options": "nosniff",
+  };
+  const inm = request.headers.get("if-none-match");
+  if (inm && inm.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
+    return new Response(null, { status: 304, headers });
+  }
+  return new Response(request.method === "HEAD" ? null : new Uint8Array(settings.logo), {
+    status: 200,
+    headers: { ...headers, "Content-Type": settings.logoContentType },
+  });
+}

@@ -1,0 +1,46 @@
+import { z } from "zod";
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Why a redirect URI cannot be registered, or null when it can. Registered URIs are later
+ * compared exactly (string equality), so nothing here normalises them: what is stored is what
+ * the client must send.
+ *
+ * - Absolute and without a fragment (RFC 6749 §3.1.2).
+ * - `https` anywhere; plain `http` only on loopback hosts (RFC 8252 §7.3), since anything else
+ *   would send codes and tokens over the network in clear.
+ * - Private-use schemes of native apps only in reverse-domain form (RFC 8252 §7.1, e.g.
+ *   `com.example.app:/callback`): this also keeps out `javascript:`, `data:`, `file:` and the like.
+ * - No credentials in the authority and no whitespace, which only ever serve to confuse parsers.
+ */
+export function redirectUriProblem(value: string): string | null {
+  if (value.length > 2048) return "must be at most 2048 characters long";
+  if (/[\s\u0000-\u001f\u007f]/.test(value)) return "must not contain whitespace or control characters";
+  if (value.includes("#")) return "must not contain a fragment (#)";
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "must be an absolute URI";
+  }
+  if (url.username || url.password) return "must not contain user credentials";
+  const scheme = url.protocol.slice(0, -1);
+  if (scheme === "https") return url.hostname ? null : "must name a host";
+  if (scheme === "http") {
+    return LOOPBACK_HOSTS.has(url.hostname) ? null : "may use plain http only for localhost, 127.0.0.1 or [::1]; use https";
+  }
+  if (scheme.includes(".")) return null;
+  return "must use https, http on a loopback host, or a reverse-domain private-use scheme (e.g. com.example.app:/cb)";
+}
+
+export const redirectUri = z.string().superRefine((value, ctx) => {
+  const problem = redirectUriProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", message: `Redirect URI ${problem}.` });
+});
+
+/** A list of redirect URIs; duplicates are dropped since matching is exact anyway. */
+export const redirectUriList = z
+  .array(redirectUri)
+  .max(50)
+  .transform((list) => [...new Set(list)]);

@@ -1,0 +1,90 @@
+import { clientAddress } from "@/lib/http/client-address";
+import { instance } from "@/lib/instance";
+import { log } from "@/lib/log";
+import { API_ROUTES } from "./api-routes";
+import { authenticateAdmin } from "./auth";
+import { ApiError, errorResponse, jsonResponse, notFound, parseWith, readJsonBody } from "./http";
+import { openApiDocument } from "./openapi";
+import { actorFor, type AnyRoute, type Ctx } from "./route";
+
+export const MANAGEMENT_PREFIX = "/management/v1";
+
+type Compiled = { route: AnyRoute; pattern: RegExp; names: string[] };
+
+const COMPILED: Compiled[] = API_ROUTES.map((route) => {
+  const names: string[] = [];
+  const source = route.path.replace(/\{(\w+)\}/g, (_, name: string) => (names.push(name), "([^/]+)"));
+  return { route, pattern: new RegExp(`^${source}$`), names };
+});
+
+function match(path: string, method: string): { route: AnyRoute; params: Record<string, string> } | { allow: string[] } {
+  const allow: string[] = [];
+  for (const c of COMPILED) {
+    const m = c.pattern.exec(path);
+    if (!m) continue;
+    if (c.route.method !== method) {
+      allow.push(c.route.method);
+      continue;
+    }
+    const params: Record<string, string> = {};
+    try {
+      c.names.forEach((n, i) => (params[n] = decodeURIComponent(m[i + 1]!)));
+    } catch {
+      throw notFound();
+    }
+    return { route: c.route, params };
+  }
+  return { allow };
+}
+
+const methodNotAllowed = (allow: string[]) =>
+  new ApiError(405, "method_not_allowed", `Use ${allow.join(" or ")} here.`, undefined, { Allow: allow.join(", ") });
+
+/**
+ * The management REST API under /management/v1: one Web handler, served by server.ts directly
+ * and by the App Router catch-all under `next dev`. Authentication comes before routing, so
+ * that without a token nothing (not even which paths exist) is revealed, except the public
+ * OpenAPI document.
+ */
+export async function handleManagement(request: Request): Promise<Response> {
+  try {
+    const url = new URL(request.url);
+    let path = url.pathname.startsWith(MANAGEMENT_PREFIX) ? url.pathname.slice(MANAGEMENT_PREFIX.length) : url.pathname;
+    if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+    const inst = await instance();
+    if (path === "/openapi.json") {
+      if (request.method !== "GET") throw methodNotAllowed(["GET"]);
+      return jsonResponse(openApiDocument(inst.config.issuer), 200, { "Cache-Control": "no-cache" });
+    }
+    const user = await authenticateAdmin(request, inst.db);
+    const found = match(path, request.method);
+    if ("allow" in found) {
+      if (found.allow.length) throw methodNotAllowed(found.allow);
+      throw new ApiError(404, "not_found", `No such endpoint: ${request.method} ${MANAGEMENT_PREFIX}${path}.`);
+    }
+    const { route, params } = found;
+    let rawBody: unknown = undefined;
+    let body: unknown = undefined;
+    if (route.body || route.bodyDoc) {
+      rawBody = await readJsonBody(request);
+      if (route.prepareBody) rawBody = route.prepareBody(rawBody);
+      if (route.body) body = parseWith(route.body, rawBody);
+    }
+    const query = route.query ? parseWith(route.query, Object.fromEntries(url.searchParams)) : undefined;
+    const ctx: Ctx = {
+      request,
+      inst,
+      db: inst.db,
+      user,
+      actor: actorFor(request, user, clientAddress(request)),
+      params,
+      rawBody,
+    };
+    const result = await route.handler(ctx, body as never, query as never);
+    return jsonResponse(result, route.success.status);
+  } catch (err) {
+    if (err instanceof ApiError) return errorResponse(err);
+    log().error({ err, path: new URL(request.url).pathname }, "management API error");
+    return jsonResponse({ error: "server_error", message: "The server encountered an unexpected condition." }, 500);
+  }
+}

@@ -1,0 +1,119 @@
+import { z } from "zod";
+import { recordAudit } from "@/lib/store/audit";
+import { invalidateSettings, readSettings, SUPPORTED_LOCALES, updateSettings, type Settings } from "@/lib/store/settings";
+import { invalidFields } from "./http";
+import { named, route } from "./route";
+
+const DAY = 86_400;
+const seconds = (min: number, max: number) => z.number().int().min(min).max(max);
+
+const lifetimes = z.strictObject({
+  accessToken: seconds(1, 7 * DAY),
+  idToken: seconds(1, 7 * DAY),
+  refreshToken: seconds(1, 400 * DAY),
+  authCode: seconds(1, 600),
+  sessionIdle: seconds(60, 400 * DAY),
+  sessionAbsolute: seconds(60, 400 * DAY),
+});
+// Other parts of Torii add their own limits to this object; any further key must still be a count.
+const rateLimits = z
+  .object({ jwksPerMinute: seconds(1, 10_000_000), tokenPerMinute: seconds(1, 10_000_000) })
+  .catchall(seconds(0, 10_000_000));
+const lockoutPolicy = z.strictObject({ maxFailures: seconds(1, 1000), windowSeconds: seconds(1, 30 * DAY) });
+const passwordPolicy = z.strictObject({
+  minLength: seconds(1, 256),
+  requireUppercase: z.boolean(),
+  requireLowercase: z.boolean(),
+  requireNumber: z.boolean(),
+  requireSymbol: z.boolean(),
+});
+const hostname = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, "Must be a host name such as example.com.");
+
+const SettingsView = named(
+  "Settings",
+  z.object({
+    primaryDomain: z.string(),
+    defaultLocale: z.enum(SUPPORTED_LOCALES),
+    lifetimes: lifetimes.describe("Seconds; client lifetimes default to these when a client is created."),
+    rateLimits,
+    lockoutPolicy,
+    passwordPolicy,
+  }),
+);
+const SettingsUpdate = named(
+  "SettingsUpdate",
+  z.strictObject({
+    primaryDomain: hostname,
+    defaultLocale: z.enum(SUPPORTED_LOCALES),
+    lifetimes: lifetimes.partial(),
+    rateLimits: rateLimits.partial(),
+    lockoutPolicy: lockoutPolicy.partial(),
+    passwordPolicy: passwordPolicy.partial(),
+  }).partial(),
+);
+
+function settingsView(s: Settings): z.infer<typeof SettingsView> {
+  return {
+    primaryDomain: s.primaryDomain,
+    defaultLocale: s.defaultLocale as z.infer<typeof SettingsView>["defaultLocale"],
+    lifetimes: s.lifetimes,
+    rateLimits: s.rateLimits,
+    lockoutPolicy: s.lockoutPolicy,
+    passwordPolicy: s.passwordPolicy,
+  };
+}
+
+export const settingsRoutes = [
+  route({
+    method: "GET",
+    path: "/settings",
+    operationId: "getSettings",
+    summary: "Instance settings.",
+    tag: "settings",
+    success: { status: 200, description: "The settings.", schema: SettingsView },
+    async handler(ctx) {
+      return settingsView((await readSettings(ctx.db))!);
+    },
+  }),
+  route({
+    method: "PUT",
+    path: "/settings",
+    operationId: "updateSettings",
+    summary: "Change settings; fields left out (also inside the nested objects) keep their value.",
+    tag: "settings",
+    body: SettingsUpdate,
+    success: { status: 200, description: "The settings now.", schema: SettingsView },
+    async handler(ctx, body) {
+      const result = await ctx.db.transaction(async (tx) => {
+        const current = (await readSettings(tx))!;
+        const next = {
+          ...(body.primaryDomain !== undefined ? { primaryDomain: body.primaryDomain } : {}),
+          ...(body.defaultLocale !== undefined ? { defaultLocale: body.defaultLocale } : {}),
+          lifetimes: { ...current.lifetimes, ...body.lifetimes },
+          rateLimits: { ...current.rateLimits, ...body.rateLimits },
+          lockoutPolicy: { ...current.lockoutPolicy, ...body.lockoutPolicy },
+          passwordPolicy: { ...current.passwordPolicy, ...body.passwordPolicy },
+        };
+        if (next.lifetimes.sessionIdle > next.lifetimes.sessionAbsolute) {
+          throw invalidFields([
+            { path: "lifetimes.sessionIdle", message: "The idle session lifetime cannot exceed the absolute one." },
+          ]);
+        }
+        const updated = await updateSettings(tx, next);
+        await recordAudit(tx, ctx.actor, {
+          action: "settings.updated",
+          targetType: "instance",
+          details: { fields: Object.keys(body) },
+        });
+        return settingsView(updated);
+      });
+      // updateSettings dropped the cache inside the transaction; a read before the commit may have refilled it.
+      invalidateSettings();
+      return result;
+    },
+  }),
+];
