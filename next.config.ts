@@ -14,9 +14,11 @@ const nextConfig: NextConfig = {
   distDir: process.env.NEXT_DIST_DIR ?? ".next",
   async headers() {
     return [
-      { source: "/:path*", headers: [...common, { key: "Content-Security-Policy", value: PAGE_CSP }] },
+      { source: "/:path*", headers: common },
+      // The authorization endpoint sets its own CSP (lib/http/security-headers.ts, setsOwnCsp).
+      { source: "/:path((?!oauth/v2/authorize).*)", headers: [{ key: "Content-Security-Policy", value: PAGE_CSP }] },
       {
-        source: "/(oauth|oidc|management|\\.well-known)/:path*",
+        source: "/:prefix(oauth|oidc|management|\\.well-known)/:path((?!v2/authorize).*)",
         headers: [{ key: "Content-Security-Policy", value: API_CSP }],
       },
     ];

@@ -28,3 +28,14 @@ export function commonSecurityHeaders(issuer: string): Record<string, string> {
   if (issuer.startsWith("https://")) h["Strict-Transport-Security"] = "max-age=63072000; includeSubDomains";
   return h;
 }
+
+/**
+ * The authorization endpoint (and its callback) sets its own CSP on every response: its error
+ * page and form_post page allow exactly their own inline style and script by hash. A second,
+ * stricter policy added on top would block them (browsers enforce every policy they receive).
+ */
+export const SELF_CSP_PREFIX = "/oauth/v2/authorize";
+
+export function setsOwnCsp(pathname: string): boolean {
+  return pathname === SELF_CSP_PREFIX || pathname.startsWith(SELF_CSP_PREFIX + "/");
+}

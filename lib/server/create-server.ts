@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Config } from "@/lib/config";
 import { CLIENT_ADDRESS_HEADER, resolveClientAddress } from "@/lib/http/client-address";
-import { API_CSP, commonSecurityHeaders, PAGE_CSP } from "@/lib/http/security-headers";
+import { API_CSP, commonSecurityHeaders, PAGE_CSP, setsOwnCsp } from "@/lib/http/security-headers";
 import { log } from "@/lib/log";
 import { BodyTooLarge, readBody, sendWebResponse, toWebRequest } from "./node-adapter";
 import { fastHandlerFor } from "./routes";
@@ -36,7 +36,7 @@ export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): h
         return;
       }
       for (const [k, v] of Object.entries(common)) res.setHeader(k, v);
-      res.setHeader("Content-Security-Policy", PAGE_CSP);
+      if (!setsOwnCsp(pathname)) res.setHeader("Content-Security-Policy", PAGE_CSP);
       if (fallback) return await fallback(req, res);
       res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ error: "not_found" }));
     } catch (err) {

@@ -1,0 +1,4 @@
+import { handleSubmitRegister } from "@/lib/login/handlers";
+
+export const dynamic = "force-dynamic";
+export const POST = handleSubmitRegister;

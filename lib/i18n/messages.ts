@@ -1,0 +1,19 @@
+import de from "@/messages/de.json";
+import en from "@/messages/en.json";
+import fr from "@/messages/fr.json";
+import it from "@/messages/it.json";
+import { isLocale, type Locale } from "./locales";
+
+const CATALOGS: Record<Locale, unknown> = { en, de, fr, it };
+
+/**
+ * A message outside React (pages the protocol handlers render themselves), with `{name}`
+ * placeholders filled in. Falls back to English, then to the key, so a gap never breaks a page.
+ */
+export function translate(locale: string, key: string, values: Record<string, string | number> = {}): string {
+  const lookup = (catalog: unknown) =>
+    key.split(".").reduce<unknown>((node, part) => (node && typeof node === "object" ? (node as Record<string, unknown>)[part] : undefined), catalog);
+  const found = lookup(CATALOGS[isLocale(locale) ? locale : "en"]) ?? lookup(en);
+  const text = typeof found === "string" ? found : key;
+  return text.replace(/\{(\w+)\}/g, (m, name: string) => (name in values ? String(values[name]) : m));
+}

@@ -1,0 +1,95 @@
+import type { Instance } from "@/lib/instance";
+import { completeAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
+import { recordAudit } from "@/lib/store/audit";
+import type { Client } from "@/lib/store/clients";
+import { createAuthorizationCode } from "@/lib/store/codes";
+import { createGrant } from "@/lib/store/grants";
+import { touchSession, type SessionWithUser } from "@/lib/store/sessions";
+import type { Settings } from "@/lib/store/settings";
+import { getUser } from "@/lib/store/users";
+import { InvalidRequest, LoginRequired } from "./errors";
+import { deliverAuthorizationResponse } from "./response-modes";
+import { scopeString } from "./scopes";
+import { issueAccessToken, issueIdToken } from "./tokens";
+
+/**
+ * Answers a pending authorization request for a session: a single-use code (code flow) or the
+ * tokens (implicit flow), delivered in the request's response mode. The request is consumed
+ * first, so a replayed callback cannot mint a second code.
+ */
+export async function completeAuthorization(
+  inst: Instance,
+  authRequestId: string,
+  req: AuthRequest,
+  client: Client,
+  session: SessionWithUser,
+  settings: Settings,
+): Promise<Response> {
+  const { db } = inst;
+  const ctx = { redirectUri: req.redirectUri, mode: req.responseMode as "query" | "fragment" | "form_post", lang: req.locale, theme: settings.branding };
+  if (!(await completeAuthRequest(db, authRequestId))) throw new InvalidRequest("This authorization request was already answered.");
+  const user = await getUser(db, session.userId);
+  if (!user || user.locked) throw new LoginRequired("The user can no longer sign in.");
+  await touchSession(db, session.id, settings.lifetimes);
+
+  const grantType = req.responseType === "code" ? "authorization_code" : "implicit";
+  const grant = await createGrant(db, {
+    clientId: client.id,
+    userId: user.id,
+    sessionId: session.id,
+    grantType,
+    scopes: req.scopes,
+    expiresAt: new Date(Date.now() + Math.max(client.refreshTokenLifetime, client.accessTokenLifetime) * 1000),
+  });
+  await recordAudit(
+    db,
+    { type: "user", id: user.id },
+    { action: "oauth.authorized", targetType: "grant", targetId: grant.id, clientId: client.id, details: { responseType: req.responseType, scopes: req.scopes, sessionId: session.id } },
+  );
+
+  if (req.responseType === "code") {
+    const code = await createAuthorizationCode(db, {
+      grantId: grant.id,
+      clientId: client.id,
+      userId: user.id,
+      sessionId: session.id,
+      redirectUri: req.redirectUri,
+      scopes: req.scopes,
+      nonce: req.nonce,
+      codeChallenge: req.codeChallenge,
+      codeChallengeMethod: req.codeChallengeMethod,
+      authTime: session.authTime,
+      amr: session.amr,
+      lifetimeSeconds: settings.lifetimes.authCode,
+    });
+    return deliverAuthorizationResponse(ctx, { code, state: req.state ?? undefined });
+  }
+
+  const tokenCtx = {
+    db,
+    masterKey: inst.masterKey,
+    issuer: inst.config.issuer,
+    client,
+    user,
+    scopes: req.scopes,
+    sessionId: session.id,
+    grantId: grant.id,
+    nonce: req.nonce,
+    authTime: session.authTime,
+    amr: session.amr,
+  };
+  if (req.responseType === "id_token token") {
+    const at = await issueAccessToken(tokenCtx);
+    const idToken = await issueIdToken({ ...tokenCtx, accessToken: at.token, withAccessToken: true });
+    return deliverAuthorizationResponse(ctx, {
+      access_token: at.token,
+      token_type: "Bearer",
+      expires_in: String(at.expiresIn),
+      scope: scopeString(req.scopes),
+      id_token: idToken,
+      state: req.state ?? undefined,
+    });
+  }
+  const idToken = await issueIdToken({ ...tokenCtx, withAccessToken: false });
+  return deliverAuthorizationResponse(ctx, { id_token: idToken, state: req.state ?? undefined });
+}

@@ -1,0 +1,87 @@
+import { z } from "zod";
+
+/** Every parameter the authorization endpoint reads; anything else is ignored (RFC 6749 3.1). */
+export const AUTHORIZE_PARAMS = [
+  "client_id",
+  "redirect_uri",
+  "response_type",
+  "scope",
+  "state",
+  "nonce",
+  "code_challenge",
+  "code_challenge_method",
+  "prompt",
+  "max_age",
+  "id_token_hint",
+  "login_hint",
+  "ui_locales",
+  "response_mode",
+  "request",
+  "request_uri",
+  "display",
+  "claims",
+  "acr_values",
+] as const;
+export type AuthorizeParam = (typeof AUTHORIZE_PARAMS)[number];
+
+export type RawAuthorizeParams = {
+  values: Partial<Record<AuthorizeParam, string>>;
+  /** Known parameters that appeared more than once: invalid_request (RFC 6749 3.1). */
+  repeated: AuthorizeParam[];
+};
+
+const KNOWN = new Set<string>(AUTHORIZE_PARAMS);
+
+/** Reads the request's parameters from the query (GET) or the form body (POST, OIDC Core 3.1.2.1). */
+export async function readAuthorizeParams(request: Request): Promise<RawAuthorizeParams | { unsupportedBody: true }> {
+  let source: URLSearchParams;
+  if (request.method === "POST") {
+    const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== "application/x-www-form-urlencoded") return { unsupportedBody: true };
+    source = new URLSearchParams(await request.text());
+  } else {
+    source = new URL(request.url).searchParams;
+  }
+  const values: Partial<Record<AuthorizeParam, string>> = {};
+  const repeated = new Set<AuthorizeParam>();
+  for (const [k, v] of source) {
+    if (!KNOWN.has(k)) continue;
+    const key = k as AuthorizeParam;
+    if (key in values) repeated.add(key);
+    else values[key] = v;
+  }
+  return { values, repeated: [...repeated] };
+}
+
+export const RESPONSE_MODES = ["query", "fragment", "form_post"] as const;
+export type ResponseMode = (typeof RESPONSE_MODES)[number];
+export const PROMPTS = ["none", "login", "select_account", "create", "consent"] as const;
+export type Prompt = (typeof PROMPTS)[number];
+export const KNOWN_SCOPES = ["openid", "profile", "email", "phone", "address", "offline_access"] as const;
+
+/** The response type in its canonical spelling, whatever the order of its space-separated values. */
+export function canonicalResponseType(value: string): "code" | "id_token" | "id_token token" | undefined {
+  const parts = value.split(" ").filter(Boolean).sort();
+  const key = parts.join(" ");
+  if (key === "code") return "code";
+  if (key === "id_token") return "id_token";
+  if (key === "id_token token") return "id_token token";
+  return undefined;
+}
+
+/** Value formats of the individual parameters (the order of checks lives in authorize.ts). */
+export const authorizeFields = {
+  // RFC 7636 4.2: a S256 challenge is the base64url SHA-256, 43 characters; 43-128 unreserved is the grammar.
+  codeChallenge: z.string().regex(/^[A-Za-z0-9\-._~]{43,128}$/),
+  maxAge: z.string().regex(/^\d{1,10}$/).transform(Number),
+  prompt: z
+    .string()
+    .transform((v) => v.split(" ").filter(Boolean))
+    .pipe(z.array(z.enum(PROMPTS)))
+    .refine((p) => !p.includes("none") || p.length === 1, "prompt=none cannot be combined with other values")
+    .refine((p) => new Set(p).size === p.length, "prompt values are repeated"),
+  nonce: z.string().min(1).max(512),
+  state: z.string().max(2048),
+  loginHint: z.string().max(512),
+  uiLocales: z.string().max(256),
+};

@@ -1,0 +1,22 @@
+import { constantTimeEqual, hmac } from "@/lib/crypto";
+
+/**
+ * CSRF token of a login form: an HMAC of the user agent and the authorization request under the
+ * master key. A forged cross-site post lacks both the SameSite cookie and this value, and a
+ * token taken from one browser or flow is useless in another.
+ */
+export function csrfToken(masterKey: Buffer, userAgentId: string, authRequestId: string): string {
+  return hmac(masterKey, `csrf:${userAgentId}:${authRequestId}`);
+}
+
+export function verifyCsrf(masterKey: Buffer, userAgentId: string, authRequestId: string, presented: unknown): boolean {
+  if (typeof presented !== "string" || !presented) return false;
+  return constantTimeEqual(csrfToken(masterKey, userAgentId, authRequestId), presented);
+}
+
+/** Same-origin check for unsafe methods: a present `Origin` must be ours (`null` or foreign is refused). */
+export function sameOrigin(request: Request, issuer: string): boolean {
+  const origin = request.headers.get("origin");
+  if (origin === null) return true;
+  return origin === new URL(issuer).origin;
+}

@@ -1,0 +1,43 @@
+import type { Executor } from "@/lib/db/client";
+import { createUserAgent, findUserAgent } from "@/lib/store/sessions";
+import { requestCookie, serializeCookie } from "./cookies";
+
+/**
+ * The one cookie that names the browser. `__Host-` on https pins it to this origin and path `/`;
+ * plain http (local development, tests) cannot use the prefix.
+ */
+export function userAgentCookieName(issuer: string): string {
+  return issuer.startsWith("https://") ? "__Host-torii_ua" : "torii_ua";
+}
+
+/** A year: the user agent outlives its sessions, whose expiry is enforced server-side. */
+const UA_COOKIE_MAX_AGE = 365 * 86_400;
+
+export function userAgentCookie(issuer: string, value: string): string {
+  return serializeCookie(userAgentCookieName(issuer), value, {
+    httpOnly: true,
+    sameSite: "Lax",
+    secure: issuer.startsWith("https://"),
+    maxAge: UA_COOKIE_MAX_AGE,
+  });
+}
+
+export async function currentUserAgent(db: Executor, issuer: string, cookieValue: string | undefined): Promise<{ id: string } | undefined> {
+  return cookieValue ? findUserAgent(db, cookieValue) : undefined;
+}
+
+export async function userAgentOfRequest(db: Executor, issuer: string, request: Request): Promise<{ id: string } | undefined> {
+  return currentUserAgent(db, issuer, requestCookie(request, userAgentCookieName(issuer)));
+}
+
+/** The request's user agent, created (with its Set-Cookie header) when the browser has none yet. */
+export async function ensureUserAgent(
+  db: Executor,
+  issuer: string,
+  request: Request,
+): Promise<{ id: string; setCookie?: string }> {
+  const existing = await userAgentOfRequest(db, issuer, request);
+  if (existing) return existing;
+  const ua = await createUserAgent(db);
+  return { id: ua.id, setCookie: userAgentCookie(issuer, ua.cookie) };
+}

@@ -1,0 +1,63 @@
+import { and, eq, gt, isNull, lt } from "drizzle-orm";
+import { authRequests } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
+import { randomToken, sha256 } from "@/lib/crypto";
+
+export type AuthRequest = typeof authRequests.$inferSelect;
+export type NewAuthRequest = Omit<typeof authRequests.$inferInsert, "idHash" | "createdAt" | "expiresAt" | "completedAt">;
+
+/** Long enough to sign in (or register) without hurry; the request dies with it. */
+export const AUTH_REQUEST_LIFETIME_SECONDS = 3600;
+
+export async function createAuthRequest(db: Executor, data: NewAuthRequest, now = new Date()): Promise<{ id: string; row: AuthRequest }> {
+  const id = randomToken(32);
+  const [row] = await db
+    .insert(authRequests)
+    .values({ ...data, idHash: sha256(id), createdAt: now, expiresAt: new Date(now.getTime() + AUTH_REQUEST_LIFETIME_SECONDS * 1000) })
+    .returning();
+  return { id, row: row! };
+}
+
+/** A pending (not completed, not expired) request of this user agent, or nothing. */
+export async function findPendingAuthRequest(
+  db: Executor,
+  id: string | null | undefined,
+  userAgentId: string,
+  now = new Date(),
+): Promise<AuthRequest | undefined> {
+  if (!id || id.length > 100) return undefined;
+  const [row] = await db
+    .select()
+    .from(authRequests)
+    .where(
+      and(
+        eq(authRequests.idHash, sha256(id)),
+        eq(authRequests.userAgentId, userAgentId),
+        isNull(authRequests.completedAt),
+        gt(authRequests.expiresAt, now),
+      ),
+    );
+  return row;
+}
+
+export async function updateAuthRequest(
+  db: Executor,
+  id: string,
+  patch: Partial<Pick<AuthRequest, "loginName" | "sessionId" | "formError" | "formValues" | "prompt">>,
+): Promise<void> {
+  await db.update(authRequests).set(patch).where(eq(authRequests.idHash, sha256(id)));
+}
+
+/** Marks the request used; false when another request got there first (it is single-use). */
+export async function completeAuthRequest(db: Executor, id: string, now = new Date()): Promise<boolean> {
+  const rows = await db
+    .update(authRequests)
+    .set({ completedAt: now })
+    .where(and(eq(authRequests.idHash, sha256(id)), isNull(authRequests.completedAt)))
+    .returning({ h: authRequests.idHash });
+  return rows.length === 1;
+}
+
+export async function purgeExpiredAuthRequests(db: Executor, now = new Date()): Promise<void> {
+  await db.delete(authRequests).where(lt(authRequests.expiresAt, now));
+}

@@ -1,0 +1,139 @@
+import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import { sessions, userAgents, users } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
+import { randomToken, sha256 } from "@/lib/crypto";
+
+export type Session = typeof sessions.$inferSelect;
+export type SessionWithUser = Session & {
+  user: { id: string; username: string; email: string | null; givenName: string | null; familyName: string | null; locked: boolean };
+};
+
+/** Creates a user agent; the returned cookie value is the only place its clear value exists. */
+export async function createUserAgent(db: Executor): Promise<{ id: string; cookie: string }> {
+  const cookie = randomToken(32);
+  const id = randomToken(16);
+  await db.insert(userAgents).values({ id, cookieHash: sha256(cookie) });
+  return { id, cookie };
+}
+
+export async function findUserAgent(db: Executor, cookie: string): Promise<{ id: string } | undefined> {
+  if (!cookie || cookie.length > 100) return undefined;
+  const [ua] = await db.select({ id: userAgents.id }).from(userAgents).where(eq(userAgents.cookieHash, sha256(cookie)));
+  return ua;
+}
+
+/** Sessions of a user agent that can still be used, newest sign-in first, with their users. */
+export async function liveSessions(db: Executor, userAgentId: string, now = new Date()): Promise<SessionWithUser[]> {
+  const rows = await db
+    .select({
+      s: sessions,
+      user: {
+        id: users.id,
+        username: users.username,
+        email: users.email,
+        givenName: users.givenName,
+        familyName: users.familyName,
+        locked: users.locked,
+      },
+    })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(
+      and(
+        eq(sessions.userAgentId, userAgentId),
+        isNull(sessions.endedAt),
+        gt(sessions.idleExpiresAt, now),
+        gt(sessions.absoluteExpiresAt, now),
+        eq(users.locked, false),
+      ),
+    )
+    .orderBy(asc(users.username));
+  return rows.map((r) => ({ ...r.s, user: r.user }));
+}
+
+export async function getLiveSession(
+  db: Executor,
+  userAgentId: string,
+  sessionId: string,
+  now = new Date(),
+): Promise<SessionWithUser | undefined> {
+  return (await liveSessions(db, userAgentId, now)).find((s) => s.id === sessionId);
+}
+
+export type SessionLifetimes = { sessionIdle: number; sessionAbsolute: number };
+
+/**
+ * Records a successful authentication of `userId` in this user agent: a new session, or, when
+ * the user already has a live one here, that session with a fresh auth time (one session per
+ * user per browser keeps the account chooser meaningful).
+ */
+export async function recordAuthentication(
+  db: Executor,
+  opts: { userAgentId: string; userId: string; amr: string[]; lifetimes: SessionLifetimes; now?: Date },
+): Promise<Session> {
+  const now = opts.now ?? new Date();
+  const idleExpiresAt = new Date(now.getTime() + opts.lifetimes.sessionIdle * 1000);
+  const existing = (await liveSessions(db, opts.userAgentId, now)).find((s) => s.userId === opts.userId);
+  if (existing) {
+    const [s] = await db
+      .update(sessions)
+      .set({
+        authTime: now,
+        amr: opts.amr,
+        lastActiveAt: now,
+        idleExpiresAt: new Date(Math.min(idleExpiresAt.getTime(), existing.absoluteExpiresAt.getTime())),
+      })
+      .where(eq(sessions.id, existing.id))
+      .returning();
+    return s!;
+  }
+  const [s] = await db
+    .insert(sessions)
+    .values({
+      id: randomToken(16),
+      userAgentId: opts.userAgentId,
+      userId: opts.userId,
+      authTime: now,
+      amr: opts.amr,
+      lastActiveAt: now,
+      idleExpiresAt,
+      absoluteExpiresAt: new Date(now.getTime() + opts.lifetimes.sessionAbsolute * 1000),
+    })
+    .returning();
+  return s!;
+}
+
+/** Marks activity: the idle expiry moves forward, never past the absolute expiry. */
+export async function touchSession(db: Executor, sessionId: string, lifetimes: SessionLifetimes, now = new Date()): Promise<void> {
+  await db
+    .update(sessions)
+    .set({
+      lastActiveAt: now,
+      idleExpiresAt: sql`least(${sessions.absoluteExpiresAt}, ${new Date(now.getTime() + lifetimes.sessionIdle * 1000).toISOString()}::timestamptz)`,
+    })
+    .where(eq(sessions.id, sessionId));
+}
+
+/**
+ * Ends sessions (logout). Returns the ended ones so that the caller can revoke their tokens and
+ * record audit events. Without `sessionIds`, ends every live session of the user agent.
+ */
+export async function endSessions(
+  db: Executor,
+  userAgentId: string,
+  sessionIds?: string[],
+  now = new Date(),
+): Promise<Session[]> {
+  const conds = [eq(sessions.userAgentId, userAgentId), isNull(sessions.endedAt)];
+  const ended = await db
+    .update(sessions)
+    .set({ endedAt: now })
+    .where(and(...conds, sessionIds ? inArray(sessions.id, sessionIds) : undefined))
+    .returning();
+  return ended;
+}
+
+export async function getSession(db: Executor, sessionId: string): Promise<Session | undefined> {
+  const [s] = await db.select().from(sessions).where(eq(sessions.id, sessionId));
+  return s;
+}
