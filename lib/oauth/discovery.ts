@@ -1,5 +1,9 @@
 import { SIGNING_ALG } from "@/lib/keys/signing-keys";
+import { ALL_METHODS, ASSERTION_ALGS } from "./client-auth";
+import { USER_CLAIMS } from "./claims";
 import { endpointUrl } from "./endpoints";
+import { GRANT } from "./params/token";
+import { KNOWN_SCOPES } from "./scopes";
 
 /**
  * The OpenID Connect Discovery 1.0 document. It advertises exactly what works: an endpoint or
@@ -9,7 +13,15 @@ export function discoveryDocument(issuer: string): Record<string, unknown> {
   return {
     issuer,
     authorization_endpoint: endpointUrl(issuer, "authorize"),
+    token_endpoint: endpointUrl(issuer, "token"),
     jwks_uri: endpointUrl(issuer, "keys"),
+    // Token exchange is listed because the server implements it; an instance answers
+    // unsupported_grant_type for it until the tokenExchange feature is enabled.
+    grant_types_supported: Object.values(GRANT),
+    token_endpoint_auth_methods_supported: ALL_METHODS,
+    token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    scopes_supported: KNOWN_SCOPES,
+    claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "sid", "amr", ...USER_CLAIMS],
     response_types_supported: ["code", "id_token", "id_token token"],
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [SIGNING_ALG],

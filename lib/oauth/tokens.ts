@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import { SignJWT } from "jose";
+import { createLocalJWKSet, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
-import { activeSigningKey } from "@/lib/keys/signing-keys";
+import { activeSigningKey, publicJwks, SIGNING_ALG } from "@/lib/keys/signing-keys";
 import type { Client } from "@/lib/store/clients";
 import { getSettings } from "@/lib/store/settings";
-import { createRefreshFamily, insertOpaqueToken } from "@/lib/store/tokens";
+import { createRefreshFamily, insertOpaqueToken, isAccessTokenRevoked } from "@/lib/store/tokens";
 import type { User } from "@/lib/store/users";
 import { claimsForScopes } from "./claims";
 import { scopeString, USER_CLAIM_SCOPES } from "./scopes";
@@ -179,4 +179,50 @@ export async function issueRefreshToken(ctx: TokenContext): Promise<{ token: str
 /** Whether a refresh token goes out: only for `offline_access`, and only to a client registered for the refresh grant. */
 export function wantsRefreshToken(client: Client, scopes: string[]): boolean {
   return scopes.includes("offline_access") && client.grantTypes.includes("refresh_token");
+}
+
+// ---- verifying tokens we issued (token exchange subject/actor tokens; introspection may reuse) ----
+
+const CACHE = Symbol.for("torii.ownKeySet");
+type G = typeof globalThis & { [CACHE]?: { etag: string; keys: JWTVerifyGetKey } };
+
+/** Our own published key set, parsed once per version. */
+async function ownKeySet(db: Executor, masterKey: Buffer): Promise<JWTVerifyGetKey> {
+  const { body, etag } = await publicJwks(db, masterKey);
+  const g = globalThis as G;
+  if (g[CACHE]?.etag !== etag) g[CACHE] = { etag, keys: createLocalJWKSet(JSON.parse(body)) };
+  return g[CACHE]!.keys;
+}
+
+export function looksLikeJwt(token: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+}
+
+/**
+ * Verifies a JWT this instance issued (signature by a published key, issuer, expiry, `typ`) and
+ * that it has not been revoked by jti, grant or session. Undefined when any of that fails.
+ */
+export async function verifyOwnJwt(
+  env: { db: Executor; masterKey: Buffer; issuer: string },
+  token: string,
+  typ: "at+jwt" | "JWT",
+): Promise<JWTPayload | undefined> {
+  if (!looksLikeJwt(token)) return undefined;
+  try {
+    const { payload, protectedHeader } = await jwtVerify(token, await ownKeySet(env.db, env.masterKey), {
+      algorithms: [SIGNING_ALG],
+      issuer: env.issuer,
+      requiredClaims: ["exp", "iat", "sub"],
+    });
+    if ((protectedHeader.typ ?? "JWT") !== typ) return undefined;
+    const revoked = await isAccessTokenRevoked(env.db, {
+      jti: payload.jti,
+      grantId: typeof payload[GRANT_CLAIM] === "string" ? (payload[GRANT_CLAIM] as string) : null,
+      sessionId: typeof payload.sid === "string" ? payload.sid : null,
+      iat: payload.iat,
+    });
+    return revoked ? undefined : payload;
+  } catch {
+    return undefined;
+  }
 }

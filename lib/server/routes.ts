@@ -4,6 +4,7 @@ import { handleManagement } from "@/lib/management/router";
 import { handleDiscovery } from "@/lib/oauth/discovery-endpoint";
 import { PATHS } from "@/lib/oauth/endpoints";
 import { handleKeys } from "@/lib/oauth/keys-endpoint";
+import { handleToken } from "@/lib/oauth/token-endpoint";
 
 export type WebHandler = (request: Request) => Promise<Response>;
 
@@ -14,6 +15,7 @@ export type WebHandler = (request: Request) => Promise<Response>;
 export const FAST_ROUTES: Record<string, WebHandler> = {
   [PATHS.discovery]: handleDiscovery,
   [PATHS.keys]: handleKeys,
+  [PATHS.token]: handleToken,
   "/healthz": handleHealthz,
   "/readyz": handleReadyz,
   // Not hot, but served here so that its own restrictive CSP (an SVG is a document) is the one sent.

@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
-import { clients, grants, instanceSettings, refreshTokenFamilies, tokenRevocations, tokens } from "@/db/schema";
+import { clients, grants, instanceSettings, refreshTokenFamilies, sessions, tokenRevocations, tokens } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
 
@@ -113,4 +113,13 @@ export async function revokeSessionTokens(
 /** Revokes one JWT access token by its `jti`. */
 export async function revokeJti(db: Executor, jti: string, reason: string, expiresAt: Date): Promise<void> {
   await recordRevocation(db, "jti", jti, reason, expiresAt);
+}
+
+/** Whether a browser session has ended (logout) or was removed; tokens are no longer issued from it. */
+export async function sessionEnded(db: Executor, sessionId: string, now = new Date()): Promise<boolean> {
+  const [s] = await db
+    .select({ endedAt: sessions.endedAt, absoluteExpiresAt: sessions.absoluteExpiresAt })
+    .from(sessions)
+    .where(eq(sessions.id, sessionId));
+  return !s || s.endedAt !== null || s.absoluteExpiresAt <= now;
 }

@@ -1,0 +1,199 @@
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
+import type { Executor } from "@/lib/db/client";
+import { getClient, verifyClientSecret, type AuthMethod, type Client } from "@/lib/store/clients";
+import { useJtiOnce } from "@/lib/store/jti";
+import { endpointUrl } from "./endpoints";
+import { InvalidClient, InvalidRequest } from "./errors";
+import type { Form } from "./form";
+
+export type ClientAuthMethod = AuthMethod;
+export const ALL_METHODS: readonly ClientAuthMethod[] = ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"];
+
+export const CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+/** Asymmetric algorithms only: `none` and HS* (a shared secret as key) are never accepted for assertions. */
+export const ASSERTION_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
+/** Longest a client assertion may be valid ahead: short-lived by design (RFC 7523 3, "reasonable"). */
+export const MAX_ASSERTION_LIFETIME_SECONDS = 600;
+const CLOCK_SKEW_SECONDS = 30;
+
+export type AuthenticatedClient = { client: Client; method: ClientAuthMethod };
+
+type Presented = {
+  basic?: { id: string; secret: string };
+  bodyId?: string;
+  bodySecret?: string;
+  assertion?: string;
+  assertionType?: string;
+};
+
+const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="torii"' };
+
+/** RFC 6749 2.3.1 / Appendix B: each part form-urlencoded, then `id:secret` Base64-encoded. */
+function formDecode(v: string): string {
+  return decodeURIComponent(v.replace(/\+/g, " "));
+}
+
+function parseBasic(header: string): { id: string; secret: string } {
+  const fail = () => new InvalidClient("The Basic authorization header is malformed.", BASIC_CHALLENGE);
+  const b64 = header.slice(6).trim();
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw fail();
+  const decoded = Buffer.from(b64, "base64").toString("utf8");
+  const i = decoded.indexOf(":");
+  if (i < 0) throw fail();
+  try {
+    return { id: formDecode(decoded.slice(0, i)), secret: formDecode(decoded.slice(i + 1)) };
+  } catch {
+    throw fail();
+  }
+}
+
+function presented(request: Request, form: Form): Presented {
+  const p: Presented = {
+    bodyId: form.get("client_id"),
+    bodySecret: form.get("client_secret"),
+    assertion: form.get("client_assertion"),
+    assertionType: form.get("client_assertion_type"),
+  };
+  const auth = request.headers.get("authorization");
+  if (auth && /^basic /i.test(auth)) p.basic = parseBasic(auth);
+  return p;
+}
+
+/** Whether the request carries any client identification or credential (for grants where it is optional). */
+export function hasClientCredentials(request: Request, form: Form): boolean {
+  const auth = request.headers.get("authorization");
+  return Boolean((auth && /^basic /i.test(auth)) || form.has("client_id") || form.has("client_assertion") || form.has("client_secret"));
+}
+
+export type ClientAuthEnv = { db: Executor; issuer: string };
+
+/**
+ * Authenticates the client of a back-channel request (spec 5). Exactly one mechanism; it must be
+ * the client's registered method and one of `allowed`. Failures are `invalid_client` (401,
+ * with a Basic challenge when Basic was tried); two mechanisms at once are `invalid_request`.
+ */
+export async function authenticateClient(
+  request: Request,
+  form: Form,
+  env: ClientAuthEnv,
+  allowed: readonly ClientAuthMethod[] = ALL_METHODS,
+): Promise<AuthenticatedClient> {
+  const p = presented(request, form);
+  const challenge = p.basic ? BASIC_CHALLENGE : {};
+  const fail = (why: string) => new InvalidClient(why, challenge);
+
+  const mechanisms = [p.basic, p.bodySecret, p.assertion ?? p.assertionType].filter((m) => m !== undefined).length;
+  if (mechanisms > 1) throw new InvalidRequest("More than one client authentication mechanism was used.");
+
+  let method: ClientAuthMethod;
+  let clientId: string | undefined;
+  if (p.basic) {
+    method = "client_secret_basic";
+    clientId = p.basic.id;
+    if (p.bodyId !== undefined && p.bodyId !== clientId) throw new InvalidRequest("client_id does not match the authenticated client.");
+  } else if (p.bodySecret !== undefined) {
+    method = "client_secret_post";
+    clientId = p.bodyId;
+    if (!clientId) throw fail("client_id is missing.");
+  } else if (p.assertion !== undefined || p.assertionType !== undefined) {
+    method = "private_key_jwt";
+    if (p.assertionType !== CLIENT_ASSERTION_TYPE) throw fail(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}.`);
+    if (!p.assertion) throw fail("client_assertion is missing.");
+    clientId = assertionSubject(p.assertion);
+    if (p.bodyId !== undefined && p.bodyId !== clientId) throw fail("client_id does not match the client assertion.");
+  } else if (p.bodyId !== undefined) {
+    method = "none";
+    clientId = p.bodyId;
+  } else {
+    throw fail("Client authentication is missing.");
+  }
+
+  const client = clientId ? await getClient(env.db, clientId) : undefined;
+  if (!client) throw fail("The client is unknown or the credentials are invalid.");
+  if (client.authMethod !== method) throw fail(`The client must authenticate with ${client.authMethod}.`);
+  if (!allowed.includes(method)) throw fail(`${method} is not accepted for this request.`);
+
+  if (method === "client_secret_basic" || method === "client_secret_post") {
+    const secret = method === "client_secret_basic" ? p.basic!.secret : p.bodySecret!;
+    if (!verifyClientSecret(client, secret)) throw fail("The client is unknown or the credentials are invalid.");
+  } else if (method === "private_key_jwt") {
+    await verifyClientAssertion(client, p.assertion!, env, new URL(request.url).pathname);
+  }
+  return { client, method };
+}
+
+/** The `sub` of an unverified assertion, only to find the client whose keys will verify it. */
+function assertionSubject(assertion: string): string {
+  const parts = assertion.split(".");
+  if (parts.length !== 3) throw new InvalidClient("client_assertion is not a JWT.");
+  try {
+    const payload = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as { sub?: unknown; iss?: unknown };
+    const sub = typeof payload.sub === "string" ? payload.sub : typeof payload.iss === "string" ? payload.iss : undefined;
+    if (!sub) throw new Error();
+    return sub;
+  } catch {
+    throw new InvalidClient("client_assertion is not a JWT with a subject.");
+  }
+}
+
+// Registered key sets are parsed once per registration version.
+const KEYSETS = Symbol.for("torii.clientKeySets");
+type G = typeof globalThis & { [KEYSETS]?: Map<string, { version: number; keys: JWTVerifyGetKey }> };
+
+export function clientKeySet(client: Client): JWTVerifyGetKey | undefined {
+  if (!client.jwks?.keys?.length) return undefined;
+  const map = ((globalThis as G)[KEYSETS] ??= new Map());
+  const version = client.updatedAt.getTime();
+  const hit = map.get(client.id);
+  if (hit && hit.version === version) return hit.keys;
+  let keys: JWTVerifyGetKey;
+  try {
+    keys = createLocalJWKSet(client.jwks as unknown as JSONWebKeySet);
+  } catch {
+    return undefined;
+  }
+  if (map.size > 10_000) map.clear();
+  map.set(client.id, { version, keys });
+  return keys;
+}
+
+/**
+ * RFC 7523 2.2 / 3 and OIDC Core 9: `iss` = `sub` = client id, `aud` this issuer or endpoint,
+ * `exp` soon, signed by a registered key with an asymmetric algorithm, `jti` used once.
+ */
+async function verifyClientAssertion(client: Client, assertion: string, env: ClientAuthEnv, pathname: string): Promise<void> {
+  const keys = clientKeySet(client);
+  if (!keys) throw new InvalidClient("The client has no registered keys.");
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(assertion, keys, {
+      algorithms: ASSERTION_ALGS,
+      issuer: client.id,
+      subject: client.id,
+      audience: [env.issuer, endpointUrl(env.issuer, "token"), env.issuer + pathname],
+      requiredClaims: ["exp", "jti"],
+      clockTolerance: CLOCK_SKEW_SECONDS,
+    }));
+  } catch (err) {
+    throw new InvalidClient(`The client assertion is invalid: ${describeJoseError(err)}.`);
+  }
+  const now = Math.floor(Date.now() / 1000);
+  if (payload.exp! > now + MAX_ASSERTION_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) {
+    throw new InvalidClient(`The client assertion expires too far ahead (at most ${MAX_ASSERTION_LIFETIME_SECONDS} s).`);
+  }
+  if (typeof payload.jti !== "string" || !payload.jti) throw new InvalidClient("The client assertion has no jti.");
+  const fresh = await useJtiOnce(env.db, `client:${client.id}`, payload.jti, new Date((payload.exp! + CLOCK_SKEW_SECONDS) * 1000));
+  if (!fresh) throw new InvalidClient("The client assertion was already used.");
+}
+
+/** A short reason for a failed JWT check that never echoes key material or internals. */
+export function describeJoseError(err: unknown): string {
+  if (err instanceof joseErrors.JWTExpired) return "expired";
+  if (err instanceof joseErrors.JWTClaimValidationFailed) return `claim ${err.claim} ${err.reason === "check_failed" ? "does not match" : err.reason}`;
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return "algorithm not allowed";
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return "signature verification failed";
+  if (err instanceof joseErrors.JWKSNoMatchingKey) return "no matching registered key";
+  if (err instanceof joseErrors.JWKSMultipleMatchingKeys) return "several registered keys match; set kid";
+  if (err instanceof joseErrors.JWTInvalid || err instanceof joseErrors.JWSInvalid) return "malformed";
+  return "not verifiable";
+}

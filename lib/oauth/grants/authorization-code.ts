@@ -1,0 +1,86 @@
+import { createHash } from "node:crypto";
+import { constantTimeEqual } from "@/lib/crypto";
+import { recordAudit } from "@/lib/store/audit";
+import { findAuthorizationCode, markCodeUsed, type AuthorizationCode } from "@/lib/store/codes";
+import { getGrant, revokeGrant, sessionEnded } from "@/lib/store/grants";
+import { getUser } from "@/lib/store/users";
+import { InvalidGrant } from "../errors";
+import { parseParams } from "../params/parse";
+import { authorizationCodeParams, CODE_VERIFIER, GRANT } from "../params/token";
+import { issueUserTokens } from "./issue";
+import type { Grant, GrantRequest } from "./types";
+
+const INVALID = "The authorization code is invalid, expired or was issued to another client.";
+
+/** RFC 6749 4.1.3 and RFC 7636 4.5-4.6. */
+export const authorizationCodeGrant: Grant = {
+  type: GRANT.authorizationCode,
+  clientAuth: ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"],
+  async handle(g) {
+    const p = parseParams(authorizationCodeParams, g.form);
+    const client = g.client!;
+    const code = await findAuthorizationCode(g.db, p.code);
+    if (!code) throw new InvalidGrant(INVALID);
+    // RFC 6749 4.1.2: a code used twice is denied, and what it produced is revoked (whoever replays it).
+    if (code.usedAt) return replay(g, code);
+    if (code.clientId !== client.id) throw new InvalidGrant(INVALID);
+    if (code.expiresAt <= new Date()) throw new InvalidGrant(INVALID);
+    if (code.redirectUri !== p.redirect_uri) throw new InvalidGrant("redirect_uri does not match the authorization request.");
+    verifyPkce(code, p.code_verifier, client.authMethod === "none");
+
+    const grant = await getGrant(g.db, code.grantId);
+    if (!grant || grant.revokedAt) throw new InvalidGrant(INVALID);
+    const user = await getUser(g.db, code.userId);
+    if (!user || user.locked) throw new InvalidGrant("The user of this authorization code is no longer active.");
+    if (code.sessionId && (await sessionEnded(g.db, code.sessionId))) throw new InvalidGrant("The session of this authorization code has ended.");
+    if (!(await markCodeUsed(g.db, code.codeHash))) return replay(g, code);
+
+    const body = await issueUserTokens(g, {
+      client,
+      user,
+      scopes: code.scopes,
+      grantId: code.grantId,
+      sessionId: code.sessionId,
+      nonce: code.nonce,
+      authTime: code.authTime,
+      amr: code.amr,
+    });
+    await recordAudit(g.db, { ...g.audit }, {
+      action: "token.issued",
+      targetType: "grant",
+      targetId: code.grantId,
+      clientId: client.id,
+      details: { grantType: GRANT.authorizationCode, userId: user.id, scopes: code.scopes, refreshToken: Boolean(body.refresh_token) },
+    });
+    return body;
+  },
+};
+
+async function replay(g: GrantRequest, code: AuthorizationCode): Promise<never> {
+  await revokeGrant(g.db, code.grantId, "code_replay");
+  await recordAudit(g.db, g.audit, {
+    action: "grant.revoked",
+    targetType: "grant",
+    targetId: code.grantId,
+    clientId: code.clientId,
+    details: { reason: "code_replay", presentedBy: g.client?.id ?? null },
+  });
+  throw new InvalidGrant("The authorization code was already used; the tokens issued from it are revoked.");
+}
+
+/**
+ * RFC 7636 4.6 (S256 only). A public client must have used PKCE; a verifier without a stored
+ * challenge is refused too, so that PKCE cannot be stripped from one side of the exchange.
+ */
+function verifyPkce(code: AuthorizationCode, verifier: string | undefined, publicClient: boolean): void {
+  if (!code.codeChallenge) {
+    if (verifier !== undefined) throw new InvalidGrant("code_verifier was sent, but the authorization request had no code_challenge.");
+    if (publicClient) throw new InvalidGrant("A public client must use PKCE.");
+    return;
+  }
+  if (verifier === undefined) throw new InvalidGrant("code_verifier is missing.");
+  if (!CODE_VERIFIER.test(verifier)) throw new InvalidGrant("code_verifier is malformed.");
+  if (code.codeChallengeMethod !== "S256") throw new InvalidGrant("Only the S256 code challenge method is supported.");
+  const computed = createHash("sha256").update(verifier, "ascii").digest("base64url");
+  if (!constantTimeEqual(computed, code.codeChallenge)) throw new InvalidGrant("code_verifier does not match the code_challenge.");
+}

@@ -1,0 +1,57 @@
+import type { Client } from "@/lib/store/clients";
+import type { User } from "@/lib/store/users";
+import { scopeString } from "../scopes";
+import { issueAccessToken, issueIdToken, issueRefreshToken, wantsRefreshToken, type TokenContext } from "../tokens";
+import type { GrantRequest, TokenResponse } from "./types";
+
+/**
+ * The common tail of the user grants: an access token, an ID token when `openid` was granted
+ * (with `at_hash`, and without user claims since an access token goes along), and a refresh
+ * token for `offline_access` (a new family, or the next member of `familyId`).
+ */
+export async function issueUserTokens(
+  g: GrantRequest,
+  t: {
+    client: Client;
+    user: User;
+    scopes: string[];
+    grantId: string;
+    sessionId: string | null;
+    nonce?: string | null;
+    authTime?: Date | null;
+    amr?: string[];
+    familyId?: string | null;
+    /** Scopes the refresh token keeps (the original grant's), when narrower ones were asked for now. */
+    refreshScopes?: string[];
+    forceRefresh?: boolean;
+  },
+): Promise<TokenResponse> {
+  const ctx: TokenContext = {
+    db: g.db,
+    masterKey: g.masterKey,
+    issuer: g.issuer,
+    client: t.client,
+    user: t.user,
+    scopes: t.scopes,
+    grantId: t.grantId,
+    sessionId: t.sessionId,
+    nonce: t.nonce,
+    authTime: t.authTime,
+    amr: t.amr,
+    familyId: t.familyId,
+  };
+  const at = await issueAccessToken(ctx);
+  const body: TokenResponse = {
+    access_token: at.token,
+    token_type: "Bearer",
+    expires_in: at.expiresIn,
+    scope: scopeString(t.scopes),
+  };
+  if (t.scopes.includes("openid")) body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
+  const refreshScopes = t.refreshScopes ?? t.scopes;
+  if (t.forceRefresh || wantsRefreshToken(t.client, refreshScopes)) {
+    const rt = await issueRefreshToken({ ...ctx, scopes: refreshScopes });
+    body.refresh_token = rt.token;
+  }
+  return body;
+}

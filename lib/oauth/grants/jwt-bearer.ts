@@ -1,0 +1,152 @@
+import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from "jose";
+import type { Client } from "@/lib/store/clients";
+import { recordAudit } from "@/lib/store/audit";
+import { createGrant } from "@/lib/store/grants";
+import { useJtiOnce } from "@/lib/store/jti";
+import { getMachineKey, getUser, type MachineKey } from "@/lib/store/users";
+import { ASSERTION_ALGS, describeJoseError } from "../client-auth";
+import { endpointUrl } from "../endpoints";
+import { InvalidGrant } from "../errors";
+import { parseParams } from "../params/parse";
+import { GRANT, jwtBearerParams } from "../params/token";
+import { parseScope, scopeString } from "../scopes";
+import { issueAccessToken, issueIdToken } from "../tokens";
+import type { Grant, GrantRequest } from "./types";
+
+/** RFC 7523 3: the assertion may live at most this long ahead. */
+export const MAX_GRANT_ASSERTION_SECONDS = 3600;
+const CLOCK_SKEW_SECONDS = 30;
+
+/**
+ * RFC 7523 2.1: a machine user signs an assertion with one of its registered keys (`kid` names
+ * the key); `iss` = `sub` = its user id. No client authentication is required: when none is sent,
+ * the machine user acts as its own client (`client_id` and audience are its id).
+ */
+export const jwtBearerGrant: Grant = {
+  type: GRANT.jwtBearer,
+  clientAuth: "optional",
+  async handle(g) {
+    const p = parseParams(jwtBearerParams, g.form);
+    const scopes = parseScope(p.scope).filter((s) => s !== "offline_access");
+    const { key, userId, payload } = await verifyAssertion(g, p.assertion);
+    const user = await getUser(g.db, userId);
+    if (!user || user.type !== "machine" || user.locked) throw new InvalidGrant("The assertion's user is unknown or not an active machine user.");
+    const fresh = await useJtiOnce(g.db, `user:${user.id}`, payload.jti, new Date((payload.exp + CLOCK_SKEW_SECONDS) * 1000));
+    if (!fresh) throw new InvalidGrant("The assertion was already used (jti).");
+
+    const client = g.client ?? selfClient(g, user.id);
+    // An opaque access token is stored and needs a grant to belong to; a JWT needs none.
+    const grantId =
+      client.accessTokenType === "opaque"
+        ? (
+            await createGrant(g.db, {
+              clientId: client.id,
+              userId: user.id,
+              sessionId: null,
+              grantType: GRANT.jwtBearer,
+              scopes,
+              expiresAt: new Date(Date.now() + client.accessTokenLifetime * 1000),
+            })
+          ).id
+        : null;
+    const ctx = { db: g.db, masterKey: g.masterKey, issuer: g.issuer, client, user, scopes, grantId, authTime: new Date(), amr: ["pk"] };
+    const at = await issueAccessToken(ctx);
+    const body: Awaited<ReturnType<Grant["handle"]>> = {
+      access_token: at.token,
+      token_type: "Bearer",
+      expires_in: at.expiresIn,
+      scope: scopeString(scopes),
+    };
+    if (scopes.includes("openid")) body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
+    await recordAudit(g.db, { ...g.audit, type: "user", id: user.id }, {
+      action: "token.issued",
+      targetType: "user",
+      targetId: user.id,
+      clientId: client.id,
+      details: { grantType: GRANT.jwtBearer, keyId: key.id, scopes },
+    });
+    return body;
+  },
+};
+
+/** The registration a machine user gets when it presents its assertion without a client: JWTs, instance lifetimes. */
+function selfClient(g: GrantRequest, userId: string): Client {
+  const l = g.settings.lifetimes;
+  const now = new Date();
+  return {
+    id: userId,
+    name: userId,
+    redirectUris: [],
+    postLogoutRedirectUris: [],
+    responseTypes: [],
+    grantTypes: [GRANT.jwtBearer],
+    authMethod: "none",
+    jwks: null,
+    accessTokenType: "jwt",
+    idTokenUserinfoAssertion: false,
+    accessTokenLifetime: l.accessToken,
+    idTokenLifetime: l.idToken,
+    refreshTokenLifetime: l.refreshToken,
+    secretHash: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+const PARSED = Symbol.for("torii.machineKeys.parsed");
+type G = typeof globalThis & { [PARSED]?: Map<string, Promise<CryptoKey | Uint8Array>> };
+
+function parsedKey(k: MachineKey): Promise<CryptoKey | Uint8Array> {
+  const map = ((globalThis as G)[PARSED] ??= new Map());
+  let key = map.get(k.id);
+  if (!key) {
+    key = importJWK(k.publicJwk as JWK, k.alg);
+    key.catch(() => map.delete(k.id));
+    if (map.size > 10_000) map.clear();
+    map.set(k.id, key);
+  }
+  return key;
+}
+
+async function verifyAssertion(g: GrantRequest, assertion: string) {
+  let kid: string | undefined;
+  let alg: string | undefined;
+  try {
+    ({ kid, alg } = decodeProtectedHeader(assertion));
+  } catch {
+    throw new InvalidGrant("The assertion is not a JWT.");
+  }
+  if (!alg || !ASSERTION_ALGS.includes(alg)) throw new InvalidGrant("The assertion's algorithm is not accepted.");
+  if (!kid) throw new InvalidGrant("The assertion has no kid naming the machine key.");
+  const key = await getMachineKey(g.db, kid);
+  if (!key) throw new InvalidGrant("The assertion's key is unknown.");
+  if (key.expiresAt && key.expiresAt <= new Date()) throw new InvalidGrant("The assertion's key has expired.");
+  if (alg !== key.alg) throw new InvalidGrant("The assertion's algorithm does not match its key.");
+  let payload;
+  try {
+    let verifyKey: CryptoKey | Uint8Array;
+    try {
+      verifyKey = await parsedKey(key);
+    } catch {
+      throw new InvalidGrant("The assertion's key cannot be used.");
+    }
+    ({ payload } = await jwtVerify(assertion, verifyKey, {
+      algorithms: [key.alg],
+      issuer: key.userId,
+      subject: key.userId,
+      audience: [g.issuer, endpointUrl(g.issuer, "token")],
+      requiredClaims: ["exp", "iat", "jti"],
+      clockTolerance: CLOCK_SKEW_SECONDS,
+    }));
+  } catch (err) {
+    if (err instanceof InvalidGrant) throw err;
+    throw new InvalidGrant(`The assertion is invalid: ${describeJoseError(err)}.`);
+  }
+  const now = Math.floor(Date.now() / 1000);
+  if (payload.exp! > now + MAX_GRANT_ASSERTION_SECONDS + CLOCK_SKEW_SECONDS) {
+    throw new InvalidGrant(`The assertion expires too far ahead (at most ${MAX_GRANT_ASSERTION_SECONDS} s).`);
+  }
+  if (payload.iat! > now + CLOCK_SKEW_SECONDS) throw new InvalidGrant("The assertion was issued in the future.");
+  if (typeof payload.jti !== "string" || !payload.jti) throw new InvalidGrant("The assertion has no jti.");
+  return { key, userId: key.userId, payload: { exp: payload.exp!, jti: payload.jti } };
+}

@@ -1,0 +1,217 @@
+import { jwtVerify } from "jose";
+import type { Client } from "@/lib/store/clients";
+import { recordAudit } from "@/lib/store/audit";
+import { createGrant } from "@/lib/store/grants";
+import { useJtiOnce } from "@/lib/store/jti";
+import { findTokenByValue, isStoredTokenActive } from "@/lib/store/tokens";
+import { getUser, type User } from "@/lib/store/users";
+import { ASSERTION_ALGS, clientKeySet, describeJoseError } from "../client-auth";
+import { endpointUrl } from "../endpoints";
+import { InvalidRequest, InvalidTarget } from "../errors";
+import { parseParams } from "../params/parse";
+import { GRANT, tokenExchangeParams } from "../params/token";
+import { narrowScopes, parseScope, scopeString } from "../scopes";
+import { issueAccessToken, issueIdToken, issueRefreshToken, looksLikeJwt, verifyOwnJwt, wantsRefreshToken } from "../tokens";
+import type { Grant, GrantRequest, TokenResponse } from "./types";
+
+/** RFC 8693 3 token type identifiers, and Torii's own for a bare user id (spec 2.2). */
+export const TOKEN_TYPE = {
+  accessToken: "urn:ietf:params:oauth:token-type:access_token",
+  refreshToken: "urn:ietf:params:oauth:token-type:refresh_token",
+  idToken: "urn:ietf:params:oauth:token-type:id_token",
+  jwt: "urn:ietf:params:oauth:token-type:jwt",
+  userId: "urn:torii:params:oauth:token-type:user_id",
+} as const;
+
+/** Spec 2.2, row by row: which identifiers may appear in which role. */
+const SUBJECT_TYPES: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.idToken, TOKEN_TYPE.jwt, TOKEN_TYPE.userId];
+const ACTOR_TYPES: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.idToken];
+const REQUESTED_TYPES: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.idToken, TOKEN_TYPE.jwt];
+/** Subject types that name a subject without any proof of the subject's consent: only with an actor. */
+const NEEDS_ACTOR: readonly string[] = [TOKEN_TYPE.jwt, TOKEN_TYPE.userId];
+
+/** A validated subject or actor token: who it names and what it was good for. */
+type Party = {
+  sub: string;
+  user: User | null;
+  audience: string[];
+  /** Scopes the token carries; null for token types without scopes. */
+  scopes: string[] | null;
+  /** An `act` claim the token already had (delegation chains nest). */
+  act: Record<string, unknown> | null;
+  sessionId: string | null;
+};
+
+const asList = (aud: unknown): string[] => (Array.isArray(aud) ? aud.map(String) : typeof aud === "string" ? [aud] : []);
+
+/**
+ * RFC 8693, enabled by the `tokenExchange` feature. Changes scope (narrower), audience (a subset
+ * of the subject's and actor's) or subject. An actor acting as someone else is impersonation: it
+ * needs the `impersonation` feature and an actor holding the `impersonation` role, and every
+ * issued token names the actor in `act`.
+ */
+export const tokenExchangeGrant: Grant = {
+  type: GRANT.tokenExchange,
+  clientAuth: ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"],
+  feature: "tokenExchange",
+  async handle(g) {
+    const p = parseParams(tokenExchangeParams, g.form);
+    const client = g.client!;
+    if (p.resource !== undefined) throw new InvalidTarget("The resource parameter is not supported; use audience.");
+    if (!SUBJECT_TYPES.includes(p.subject_token_type)) throw new InvalidRequest(`subject_token_type ${p.subject_token_type} is not supported.`);
+    if (p.actor_token !== undefined && p.actor_token_type === undefined) throw new InvalidRequest("The actor_token_type parameter is missing.");
+    if (p.actor_token === undefined && p.actor_token_type !== undefined) throw new InvalidRequest("actor_token_type was sent without actor_token.");
+    if (p.actor_token_type !== undefined && !ACTOR_TYPES.includes(p.actor_token_type)) {
+      throw new InvalidRequest(`actor_token_type ${p.actor_token_type} is not supported.`);
+    }
+    if (NEEDS_ACTOR.includes(p.subject_token_type) && p.actor_token === undefined) {
+      throw new InvalidRequest(`A subject_token of type ${p.subject_token_type} needs an actor_token.`);
+    }
+    const requested = p.requested_token_type ?? (client.accessTokenType === "opaque" ? TOKEN_TYPE.accessToken : TOKEN_TYPE.jwt);
+    if (!REQUESTED_TYPES.includes(requested)) throw new InvalidRequest(`requested_token_type ${requested} is not supported.`);
+
+    const subject = await resolve(g, client, p.subject_token, p.subject_token_type, "subject_token");
+    const actor = p.actor_token ? await resolve(g, client, p.actor_token, p.actor_token_type!, "actor_token") : null;
+
+    const impersonation = actor !== null && actor.sub !== subject.sub;
+    if (impersonation) {
+      if (!g.settings.features.impersonation) throw new InvalidRequest("Impersonation is not enabled on this instance.");
+      if (!actor.user?.roles.includes("impersonation")) throw new InvalidRequest("The actor is not allowed to impersonate.");
+    }
+    const act = actor ? { sub: actor.sub, ...(subject.act ? { act: subject.act } : {}) } : subject.act;
+
+    const requestedScopes = parseScope(p.scope);
+    const scopes = subject.scopes ? narrowScopes(requestedScopes, subject.scopes) : requestedScopes;
+
+    const allowedAudience = [...new Set([...subject.audience, ...(actor?.audience ?? [])])];
+    let audience: string[];
+    if (p.audience !== undefined) {
+      audience = [...new Set(p.audience.split(" "))];
+      const outside = audience.filter((a) => !allowedAudience.includes(a));
+      if (outside.length) throw new InvalidTarget(`audience must be within the subject's and actor's audiences: ${outside.join(" ")} is not.`);
+    } else {
+      audience = subject.audience.length ? subject.audience : actor?.audience.length ? actor.audience : [client.id];
+    }
+
+    if (requested === TOKEN_TYPE.idToken && !subject.user) throw new InvalidRequest("An ID token can only be issued for a user subject.");
+    const grantId = (
+      await createGrant(g.db, {
+        clientId: client.id,
+        userId: subject.user?.id ?? null,
+        sessionId: subject.sessionId,
+        grantType: GRANT.tokenExchange,
+        scopes,
+        expiresAt: new Date(Date.now() + Math.max(client.accessTokenLifetime, client.refreshTokenLifetime) * 1000),
+      })
+    ).id;
+    const ctx = {
+      db: g.db,
+      masterKey: g.masterKey,
+      issuer: g.issuer,
+      client,
+      user: subject.user,
+      scopes,
+      audience,
+      grantId,
+      sessionId: subject.sessionId,
+      actor: act,
+    };
+
+    let body: TokenResponse;
+    if (requested === TOKEN_TYPE.idToken) {
+      body = {
+        access_token: await issueIdToken({ ...ctx, withAccessToken: false }),
+        issued_token_type: TOKEN_TYPE.idToken,
+        token_type: "N_A",
+        expires_in: client.idTokenLifetime,
+        scope: scopeString(scopes),
+      };
+    } else {
+      const at = await issueAccessToken({ ...ctx, format: requested === TOKEN_TYPE.jwt ? "jwt" : "opaque" });
+      body = {
+        access_token: at.token,
+        issued_token_type: requested,
+        token_type: "Bearer",
+        expires_in: at.expiresIn,
+        scope: scopeString(scopes),
+      };
+      if (scopes.includes("openid") && subject.user) {
+        body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
+      }
+      if (wantsRefreshToken(client, scopes)) body.refresh_token = (await issueRefreshToken(ctx)).token;
+    }
+    await recordAudit(g.db, g.audit, {
+      action: impersonation ? "token.impersonated" : "token.exchanged",
+      targetType: subject.user ? "user" : "client",
+      targetId: subject.sub,
+      clientId: client.id,
+      details: { grantId, actor: actor?.sub ?? null, subjectTokenType: p.subject_token_type, issuedTokenType: requested, scopes, audience },
+    });
+    return body;
+  },
+};
+
+async function resolve(g: GrantRequest, client: Client, token: string, type: string, param: string): Promise<Party> {
+  const invalid = () => new InvalidRequest(`The ${param} is invalid, expired or revoked.`);
+  const userOrNull = async (id: string) => {
+    const u = await getUser(g.db, id);
+    if (u?.locked) throw invalid();
+    return u ?? null;
+  };
+  switch (type) {
+    case TOKEN_TYPE.accessToken: {
+      if (looksLikeJwt(token)) {
+        const c = await verifyOwnJwt(g, token, "at+jwt");
+        if (!c) throw invalid();
+        return {
+          sub: c.sub!,
+          user: await userOrNull(c.sub!),
+          audience: asList(c.aud),
+          scopes: typeof c.scope === "string" ? c.scope.split(" ").filter(Boolean) : [],
+          act: (c.act as Record<string, unknown>) ?? null,
+          sessionId: typeof c.sid === "string" ? c.sid : null,
+        };
+      }
+      const t = await findTokenByValue(g.db, token);
+      if (!t || t.kind !== "access" || !isStoredTokenActive(t)) throw invalid();
+      const user = t.userId ? await userOrNull(t.userId) : null;
+      if (t.userId && !user) throw invalid();
+      return { sub: t.userId ?? t.clientId, user, audience: t.audience, scopes: t.scopes, act: t.actor, sessionId: t.sessionId };
+    }
+    case TOKEN_TYPE.idToken: {
+      const c = await verifyOwnJwt(g, token, "JWT");
+      if (!c || typeof c.azp !== "string") throw invalid();
+      const user = await userOrNull(c.sub!);
+      if (!user) throw invalid();
+      return { sub: user.id, user, audience: asList(c.aud), scopes: null, act: (c.act as Record<string, unknown>) ?? null, sessionId: typeof c.sid === "string" ? c.sid : null };
+    }
+    case TOKEN_TYPE.jwt: {
+      // Signed by the requesting client with one of its registered keys; names the user to act for.
+      const keys = clientKeySet(client);
+      if (!keys) throw new InvalidRequest("A subject_token of type jwt needs a client with registered keys.");
+      let payload;
+      try {
+        ({ payload } = await jwtVerify(token, keys, { algorithms: ASSERTION_ALGS, issuer: client.id, requiredClaims: ["exp", "sub"], clockTolerance: 30 }));
+      } catch (err) {
+        throw new InvalidRequest(`The ${param} is invalid: ${describeJoseError(err)}.`);
+      }
+      const aud = asList(payload.aud);
+      if (aud.length && !aud.includes(g.issuer) && !aud.includes(endpointUrl(g.issuer, "token"))) {
+        throw new InvalidRequest(`The ${param} is not meant for this issuer.`);
+      }
+      if (payload.jti && !(await useJtiOnce(g.db, `client:${client.id}`, payload.jti, new Date((payload.exp! + 30) * 1000)))) {
+        throw new InvalidRequest(`The ${param} was already used (jti).`);
+      }
+      const user = await userOrNull(payload.sub!);
+      if (!user) throw invalid();
+      return { sub: user.id, user, audience: [], scopes: null, act: null, sessionId: null };
+    }
+    case TOKEN_TYPE.userId: {
+      const user = await userOrNull(token);
+      if (!user) throw new InvalidRequest(`The ${param} names no known user.`);
+      return { sub: user.id, user, audience: [], scopes: null, act: null, sessionId: null };
+    }
+    default:
+      throw new InvalidRequest(`${param}_type ${type} is not supported.`);
+  }
+}
