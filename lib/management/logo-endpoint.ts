@@ -24,7 +24,6 @@ export async function handleBrandingLogo(request: Request): Promise<Response> {
     "Cache-Control": "public, max-age=300",
     ETag: etag,
     "Content-Security-Policy": LOGO_CSP,
-    "X-Content-Type-Options": "nosniff",
   };
   const inm = request.headers.get("if-none-match");
   if (inm && inm.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
