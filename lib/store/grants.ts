@@ -50,7 +50,8 @@ async function recordRevocation(
     .values({ subjectType, subjectId, reason, expiresAt })
     .onConflictDoUpdate({
       target: [tokenRevocations.subjectType, tokenRevocations.subjectId],
-      set: { expiresAt: sql`greatest(${tokenRevocations.expiresAt}, excluded.expires_at)` },
+      // A repeated revocation covers everything issued up to now, so its moment moves forward.
+      set: { expiresAt: sql`greatest(${tokenRevocations.expiresAt}, excluded.expires_at)`, createdAt: sql`excluded.created_at` },
     });
 }
 

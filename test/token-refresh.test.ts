@@ -1,0 +1,115 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resultRows } from "@/lib/db/client";
+import { isAccessTokenRevoked } from "@/lib/store/tokens";
+import { startTestInstance, type TestInstance } from "./harness";
+import { basic, CHALLENGE, expectNoStore, makeClient, makeCode, makeSession, makeUser, token, verify, VERIFIER } from "./token-support";
+
+let t: TestInstance;
+beforeAll(async () => {
+  t = await startTestInstance();
+});
+afterAll(() => t.close());
+
+const REDIRECT = "https://rp.example/cb";
+const SCOPES = ["openid", "profile", "email", "offline_access"];
+
+async function start(o: Parameters<typeof makeClient>[1] = {}) {
+  const { client, secret } = await makeClient(t, o);
+  const user = await makeUser(t);
+  const sid = await makeSession(t, user.id);
+  const { code, grantId } = await makeCode(t, { client, user, scopes: SCOPES, sessionId: sid });
+  const r = await token(t, { grant_type: "authorization_code", code, redirect_uri: REDIRECT }, { auth: basic(client.id, secret!) });
+  expect(r.status).toBe(200);
+  return { client, secret: secret!, user, sid, grantId, first: r.body };
+}
+
+describe("refresh_token grant", () => {
+  it("rotates: returns a new refresh token, a new access token and a new ID token; the used one stops working", async () => {
+    const { client, secret, user, sid, first } = await start();
+    const r = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(client.id, secret) });
+    expect(r.status).toBe(200);
+    expectNoStore(r.res);
+    expect(r.body).toMatchObject({ token_type: "Bearer", expires_in: 900, scope: SCOPES.join(" ") });
+    expect(r.body.refresh_token).toBeTruthy();
+    expect(r.body.refresh_token).not.toBe(first.refresh_token);
+    expect(r.body.access_token).not.toBe(first.access_token);
+    const id = (await verify(t, r.body.id_token)).payload;
+    expect(id).toMatchObject({ sub: user.id, aud: client.id, azp: client.id, sid });
+    const next = await token(t, { grant_type: "refresh_token", refresh_token: r.body.refresh_token }, { auth: basic(client.id, secret) });
+    expect(next.status).toBe(200);
+  });
+
+  it("narrows to a subset of the original scopes and refuses more with invalid_scope", async () => {
+    const { client, secret, first } = await start();
+    const narrow = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token, scope: "openid email" }, { auth: basic(client.id, secret) });
+    expect(narrow.status).toBe(200);
+    expect(narrow.body.scope).toBe("openid email");
+    expect((await verify(t, narrow.body.access_token)).payload.scope).toBe("openid email");
+    // The family keeps the original scopes: a later refresh may ask for all of them again.
+    const full = await token(t, { grant_type: "refresh_token", refresh_token: narrow.body.refresh_token }, { auth: basic(client.id, secret) });
+    expect(full.body.scope).toBe(SCOPES.join(" "));
+    const wider = await token(t, { grant_type: "refresh_token", refresh_token: full.body.refresh_token, scope: "openid phone" }, { auth: basic(client.id, secret) });
+    expect(wider.status).toBe(400);
+    expect(wider.body.error).toBe("invalid_scope");
+  });
+
+  it("detects reuse of a rotated token and revokes the whole family and its access tokens", async () => {
+    const { client, secret, grantId, first } = await start({ accessTokenType: "opaque" });
+    const second = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(client.id, secret) });
+    expect(second.status).toBe(200);
+    const reuse = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(client.id, secret) });
+    expect(reuse.status).toBe(400);
+    expect(reuse.body.error).toBe("invalid_grant");
+    // The legitimate successor is gone too, and so are the opaque access tokens.
+    const after = await token(t, { grant_type: "refresh_token", refresh_token: second.body.refresh_token }, { auth: basic(client.id, secret) });
+    expect(after.body.error).toBe("invalid_grant");
+    const live = resultRows<{ n: number }>(
+      await t.inst.db.execute(sql`SELECT count(*)::int AS n FROM tokens WHERE grant_id = ${grantId} AND revoked_at IS NULL`),
+    );
+    expect(Number(live[0]!.n)).toBe(0);
+    const fam = resultRows<{ revoked_reason: string }>(await t.inst.db.execute(sql`SELECT revoked_reason FROM refresh_token_families WHERE grant_id = ${grantId}`));
+    expect(fam).toEqual([{ revoked_reason: "refresh_reuse" }]);
+  });
+
+  it("revokes the JWT access tokens of a family on reuse", async () => {
+    const { client, secret, first } = await start();
+    const second = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(client.id, secret) });
+    const at = (await verify(t, second.body.access_token)).payload;
+    const check = { jti: at.jti, grantId: at.gid, sessionId: null, iat: at.iat };
+    expect(await isAccessTokenRevoked(t.inst.db, check)).toBe(false);
+    await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(client.id, secret) });
+    expect(await isAccessTokenRevoked(t.inst.db, check)).toBe(true);
+  });
+
+  it("refuses a refresh token of another client, an unknown token and an access token", async () => {
+    const { first } = await start();
+    const other = await makeClient(t);
+    const r = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(other.client.id, other.secret!) });
+    expect(r.body.error).toBe("invalid_grant");
+    const { client, secret } = await start({ accessTokenType: "opaque" });
+    expect((await token(t, { grant_type: "refresh_token", refresh_token: "x".repeat(43) }, { auth: basic(client.id, secret) })).body.error).toBe("invalid_grant");
+    const missing = await token(t, { grant_type: "refresh_token" }, { auth: basic(client.id, secret) });
+    expect(missing.body.error).toBe("invalid_request");
+  });
+
+  it("works for a public client with only client_id", async () => {
+    const { client } = await makeClient(t, { authMethod: "none" });
+    const user = await makeUser(t);
+    const { code } = await makeCode(t, { client, user, scopes: SCOPES, challenge: CHALLENGE });
+    const first = await token(t, { grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: client.id, code_verifier: VERIFIER });
+    const r = await token(t, { grant_type: "refresh_token", refresh_token: first.body.refresh_token, client_id: client.id });
+    expect(r.status).toBe(200);
+    expect(r.body.refresh_token).toBeTruthy();
+  });
+
+  it("is unauthorized_client for a client not registered for the refresh grant", async () => {
+    const { client, secret, first } = await start();
+    await t.inst.db.execute(sql`UPDATE clients SET grant_types = ARRAY['authorization_code'] WHERE id = ${client.id}`);
+    const { invalidateClient } = await import("@/lib/store/clients");
+    invalidateClient(client.id);
+    const r = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(client.id, secret) });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("unauthorized_client");
+  });
+});
