@@ -21,7 +21,8 @@ async function patFor(userId: string) {
 
 describe("management API authentication", () => {
   it("answers 401 with WWW-Authenticate: Bearer without a token, with a wrong token and with a malformed header", async () => {
-    for (const headers of [{}, { authorization: "Bearer torii_pat_wrong" }, { authorization: "Basic YWRtaW46eA==" }]) {
+    const variants: Record<string, string>[] = [{}, { authorization: "Bearer torii_pat_wrong" }, { authorization: "Basic YWRtaW46eA==" }];
+    for (const headers of variants) {
       const res = await t.api("/management/v1/clients", { auth: false, headers });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);

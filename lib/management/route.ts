@@ -30,8 +30,6 @@ export type RouteDef<B extends z.ZodType | undefined = undefined, Q extends z.Zo
   body?: B;
   /** Documents a body the handler validates itself (when the schema depends on stored state). */
   bodyDoc?: z.ZodType;
-  /** Runs on the raw JSON before `body` validates it (e.g. a default discriminator). */
-  prepareBody?: (raw: unknown) => unknown;
   query?: Q;
   success: { status: 200 | 201 | 204; description: string; schema?: z.ZodType };
   /** Error statuses besides 400/401/403 that this route can answer, for the OpenAPI document. */

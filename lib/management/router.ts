@@ -67,7 +67,6 @@ export async function handleManagement(request: Request): Promise<Response> {
     let body: unknown = undefined;
     if (route.body || route.bodyDoc) {
       rawBody = await readJsonBody(request);
-      if (route.prepareBody) rawBody = route.prepareBody(rawBody);
       if (route.body) body = parseWith(route.body, rawBody);
     }
     const query = route.query ? parseWith(route.query, Object.fromEntries(url.searchParams)) : undefined;

@@ -76,7 +76,7 @@ const machineFields = {
 const HumanCreate = named(
   "HumanUserCreate",
   z.strictObject({
-    type: z.literal("human").describe("Defaults to human when left out."),
+    type: z.literal("human").optional().describe("Defaults to human when left out."),
     ...z.object(humanFields).partial().shape,
     username,
     password: z.string().optional().describe("Checked against the instance password policy."),
@@ -90,7 +90,9 @@ const MachineCreate = named(
     username,
   }),
 );
-export const UserCreate = z.discriminatedUnion("type", [HumanCreate, MachineCreate]);
+export const UserCreate = z.discriminatedUnion("type", [HumanCreate, MachineCreate], {
+  error: (issue) => (issue.code === "invalid_union" ? 'Must be "human" (the default) or "machine".' : undefined),
+});
 const HumanPatch = named("HumanUserPatch", z.strictObject(humanFields).partial());
 const MachinePatch = named("MachineUserPatch", z.strictObject(machineFields).partial());
 
@@ -253,9 +255,7 @@ export const userRoutes = [
     operationId: "createUser",
     summary: 'Create a human user (type "human", the default) or a machine user (type "machine").',
     tag: "users",
-    body: UserCreate,
-    prepareBody: (raw) =>
-      raw && typeof raw === "object" && !Array.isArray(raw) && !("type" in raw) ? { ...raw, type: "human" } : raw,
+    body: named("UserCreate", UserCreate),
     success: { status: 201, description: "The user.", schema: UserView },
     errors: [409],
     async handler(ctx, body) {
@@ -265,12 +265,12 @@ export const userRoutes = [
         const { type, ...f } = body;
         data = { ...f, type, name: f.name ?? f.username };
       } else {
-        const { type, password: pw, ...f } = body;
+        const { type: _, password: pw, ...f } = body;
         if (pw !== undefined) {
           const problems = await policyProblems(ctx.db, pw);
           if (problems.length) throw invalidFields(problems);
         }
-        data = { ...f, type };
+        data = { ...f, type: "human" };
         password = pw;
       }
       try {
