@@ -1,0 +1,97 @@
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomToken } from "@/lib/crypto";
+import { insertMachineKey } from "@/lib/store/users";
+import { startTestInstance, type TestInstance } from "./harness";
+import { basic, expectNoStore, makeClient, makeUser, token, verify } from "./token-support";
+
+const GT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+let t: TestInstance;
+let keys: Awaited<ReturnType<typeof generateKeyPair>>;
+let machine: { id: string };
+let kid: string;
+beforeAll(async () => {
+  t = await startTestInstance();
+  keys = await generateKeyPair("RS256", { extractable: true });
+  machine = await makeUser(t, { type: "machine", name: "robot", email: null, givenName: null, familyName: null });
+  kid = (await insertMachineKey(t.inst.db, machine.id, await exportJWK(keys.publicKey), "RS256")).id;
+});
+afterAll(() => t.close());
+
+async function assertion(o: { sub?: string; iss?: string; aud?: string; exp?: number; iat?: number | null; jti?: string | null; kid?: string; alg?: string; key?: CryptoKey | Uint8Array } = {}) {
+  const now = Math.floor(Date.now() / 1000);
+  const payload: Record<string, unknown> = {};
+  if (o.jti !== null) payload.jti = o.jti ?? randomToken(12);
+  const jwt = new SignJWT(payload)
+    .setProtectedHeader({ alg: o.alg ?? "RS256", kid: o.kid ?? kid })
+    .setIssuer(o.iss ?? machine.id)
+    .setSubject(o.sub ?? machine.id)
+    .setAudience(o.aud ?? t.issuer)
+    .setExpirationTime(o.exp ?? now + 300);
+  if (o.iat !== null) jwt.setIssuedAt(o.iat ?? now);
+  return jwt.sign(o.key ?? keys.privateKey);
+}
+
+describe("jwt-bearer grant (RFC 7523)", () => {
+  it("issues an access token for the machine user, and an ID token only when openid is requested", async () => {
+    const r = await token(t, { grant_type: GT, assertion: await assertion(), scope: "openid profile" });
+    expect(r.status).toBe(200);
+    expectNoStore(r.res);
+    expect(r.body).toMatchObject({ token_type: "Bearer", scope: "openid profile" });
+    expect(r.body.expires_in).toBeGreaterThan(0);
+    expect((await verify(t, r.body.access_token)).payload).toMatchObject({ sub: machine.id, iss: t.issuer, scope: "openid profile" });
+    const id = (await verify(t, r.body.id_token)).payload;
+    expect(id.sub).toBe(machine.id);
+    expect(id.azp).toBeTruthy();
+
+    const noOpenid = await token(t, { grant_type: GT, assertion: await assertion({ aud: t.issuer + "/oauth/v2/token" }), scope: "profile" });
+    expect(noOpenid.status).toBe(200);
+    expect(noOpenid.body.id_token).toBeUndefined();
+  });
+
+  it("uses an authenticating client when one is sent, and checks its registration", async () => {
+    const { client, secret } = await makeClient(t);
+    const r = await token(t, { grant_type: GT, assertion: await assertion(), scope: "openid" }, { auth: basic(client.id, secret!) });
+    expect(r.status).toBe(200);
+    expect((await verify(t, r.body.access_token)).payload.client_id).toBe(client.id);
+    expect((await verify(t, r.body.id_token)).payload.aud).toBe(client.id);
+    const limited = await makeClient(t, { grantTypes: ["client_credentials"] });
+    const u = await token(t, { grant_type: GT, assertion: await assertion() }, { auth: basic(limited.client.id, limited.secret!) });
+    expect(u.body.error).toBe("unauthorized_client");
+    const wrong = await token(t, { grant_type: GT, assertion: await assertion() }, { auth: basic(client.id, "nope") });
+    expect(wrong.status).toBe(401);
+  });
+
+  it("accepts a jti once", async () => {
+    const a = await assertion();
+    expect((await token(t, { grant_type: GT, assertion: a })).status).toBe(200);
+    const again = await token(t, { grant_type: GT, assertion: a });
+    expect(again.status).toBe(400);
+    expect(again.body.error).toBe("invalid_grant");
+  });
+
+  it("refuses bad assertions with invalid_grant", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const other = await generateKeyPair("RS256");
+    const human = await makeUser(t);
+    const cases: [string, string][] = [
+      ["exp more than an hour ahead", await assertion({ exp: now + 3700 })],
+      ["expired", await assertion({ exp: now - 100 })],
+      ["no iat", await assertion({ iat: null })],
+      ["no jti", await assertion({ jti: null })],
+      ["wrong audience", await assertion({ aud: "https://other.example" })],
+      ["sub is another user", await assertion({ sub: human.id })],
+      ["iss is another user", await assertion({ iss: human.id })],
+      ["unknown kid", await assertion({ kid: "000" })],
+      ["foreign key", await assertion({ key: other.privateKey })],
+      ["HS256", await assertion({ alg: "HS256", key: new TextEncoder().encode("s".repeat(32)) })],
+      ["not a JWT", "abc"],
+    ];
+    for (const [why, a] of cases) {
+      const r = await token(t, { grant_type: GT, assertion: a });
+      expect(r.status, why).toBe(400);
+      expect(r.body.error, why).toBe("invalid_grant");
+    }
+    expect((await token(t, { grant_type: GT })).body.error).toBe("invalid_request");
+  });
+});
