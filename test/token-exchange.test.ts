@@ -1,0 +1,209 @@
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomToken } from "@/lib/crypto";
+import type { Client } from "@/lib/store/clients";
+import { getSettings, updateSettings } from "@/lib/store/settings";
+import type { User } from "@/lib/store/users";
+import { startTestInstance, type TestInstance } from "./harness";
+import { basic, expectNoStore, makeClient, makeCode, makeUser, token, verify } from "./token-support";
+
+const GT = "urn:ietf:params:oauth:grant-type:token-exchange";
+const TT = {
+  access: "urn:ietf:params:oauth:token-type:access_token",
+  refresh: "urn:ietf:params:oauth:token-type:refresh_token",
+  id: "urn:ietf:params:oauth:token-type:id_token",
+  jwt: "urn:ietf:params:oauth:token-type:jwt",
+  userId: "urn:torii:params:oauth:token-type:user_id",
+};
+
+let t: TestInstance;
+let client: Client;
+let secret: string;
+let user: User;
+let admin: User;
+let keys: Awaited<ReturnType<typeof generateKeyPair>>;
+
+beforeAll(async () => {
+  t = await startTestInstance();
+  keys = await generateKeyPair("RS256", { extractable: true });
+  ({ client, secret } = (await makeClient(t)) as { client: Client; secret: string });
+  user = await makeUser(t);
+  admin = await makeUser(t, { roles: ["impersonation"] });
+});
+afterAll(() => t.close());
+
+async function features(f: { tokenExchange: boolean; impersonation: boolean }) {
+  await getSettings(t.inst.db);
+  await updateSettings(t.inst.db, { features: f });
+}
+
+/** A user's tokens through the code grant (the browser part is another module's). */
+async function userTokens(u: User, c = client, s = secret, scopes = ["openid", "profile", "email", "offline_access"]) {
+  const { code } = await makeCode(t, { client: c, user: u, scopes });
+  const r = await token(t, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb" }, { auth: basic(c.id, s) });
+  expect(r.status).toBe(200);
+  return r.body;
+}
+
+const exchange = (p: Record<string, string>, c = client, s = secret) => token(t, { grant_type: GT, ...p }, { auth: basic(c.id, s) });
+
+describe("token exchange (RFC 8693)", () => {
+  it("is unsupported_grant_type, saying so, while the feature is off", async () => {
+    await features({ tokenExchange: false, impersonation: false });
+    const { access_token } = await userTokens(user);
+    const r = await exchange({ subject_token: access_token, subject_token_type: TT.access });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("unsupported_grant_type");
+    expect(r.body.error_description).toMatch(/tokenExchange/);
+  });
+
+  it("exchanges a JWT access token for an opaque one (requested access_token = opaque only)", async () => {
+    await features({ tokenExchange: true, impersonation: false });
+    const { access_token } = await userTokens(user);
+    const r = await exchange({ subject_token: access_token, subject_token_type: TT.access, requested_token_type: TT.access, scope: "openid email" });
+    expect(r.status).toBe(200);
+    expectNoStore(r.res);
+    expect(r.body).toMatchObject({ token_type: "Bearer", issued_token_type: TT.access, scope: "openid email" });
+    expect(r.body.access_token.split(".")).toHaveLength(1);
+    expect((await verify(t, r.body.id_token)).payload.sub).toBe(user.id);
+    expect(r.body.refresh_token).toBeUndefined();
+  });
+
+  it("issues a JWT access token for requested jwt, and by default the client's format", async () => {
+    const { access_token } = await userTokens(user);
+    const r = await exchange({ subject_token: access_token, subject_token_type: TT.access, requested_token_type: TT.jwt });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ token_type: "Bearer", issued_token_type: TT.jwt });
+    const at = (await verify(t, r.body.access_token)).payload;
+    expect(at).toMatchObject({ sub: user.id, client_id: client.id });
+    expect(at.act).toBeUndefined();
+    const d = await exchange({ subject_token: access_token, subject_token_type: TT.access });
+    expect(d.body.issued_token_type).toBe(TT.jwt);
+  });
+
+  it("accepts an opaque access token as subject and returns a refresh token for offline_access", async () => {
+    const opaque = await makeClient(t, { accessTokenType: "opaque" });
+    const { access_token } = await userTokens(user, opaque.client, opaque.secret!);
+    const r = await exchange({ subject_token: access_token, subject_token_type: TT.access, scope: "openid offline_access" }, opaque.client, opaque.secret!);
+    expect(r.status).toBe(200);
+    expect(r.body.issued_token_type).toBe(TT.access);
+    expect(r.body.refresh_token).toBeTruthy();
+  });
+
+  it("issues an ID token with token_type N_A for requested id_token, from an ID token subject", async () => {
+    const { id_token } = await userTokens(user);
+    const r = await exchange({ subject_token: id_token, subject_token_type: TT.id, requested_token_type: TT.id, scope: "openid" });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ token_type: "N_A", issued_token_type: TT.id });
+    const id = (await verify(t, r.body.access_token)).payload;
+    expect(id).toMatchObject({ sub: user.id, aud: client.id, azp: client.id });
+  });
+
+  it("refuses the token types the table does not allow", async () => {
+    const body = await userTokens(user);
+    const cases: [Record<string, string>, string][] = [
+      [{ subject_token: body.refresh_token, subject_token_type: TT.refresh }, "invalid_request"],
+      [{ subject_token: body.access_token, subject_token_type: TT.access, requested_token_type: TT.refresh }, "invalid_request"],
+      [{ subject_token: body.access_token, subject_token_type: TT.access, requested_token_type: TT.userId }, "invalid_request"],
+      [{ subject_token: body.access_token, subject_token_type: TT.access, actor_token: user.id, actor_token_type: TT.userId }, "invalid_request"],
+      [{ subject_token: body.access_token, subject_token_type: TT.access, actor_token: body.refresh_token, actor_token_type: TT.refresh }, "invalid_request"],
+      [{ subject_token: user.id, subject_token_type: TT.userId }, "invalid_request"],
+      [{ subject_token: body.access_token, subject_token_type: TT.jwt }, "invalid_request"],
+      [{ subject_token: body.access_token, subject_token_type: "urn:x:unknown" }, "invalid_request"],
+      [{ subject_token: body.access_token, subject_token_type: TT.access, actor_token: body.access_token }, "invalid_request"],
+      [{ subject_token: "garbage", subject_token_type: TT.access }, "invalid_request"],
+      [{ subject_token_type: TT.access }, "invalid_request"],
+      [{ subject_token: body.access_token, subject_token_type: TT.access, resource: "https://api.example" }, "invalid_target"],
+      [{ subject_token: body.access_token, subject_token_type: TT.access, scope: "openid phone" }, "invalid_scope"],
+    ];
+    for (const [p, error] of cases) {
+      const r = await exchange(p);
+      expect(r.status, JSON.stringify(p).slice(0, 120)).toBe(400);
+      expect(r.body.error, JSON.stringify(p).slice(0, 120)).toBe(error);
+    }
+  });
+
+  it("keeps the audience within the subject's and actor's audiences", async () => {
+    const other = await makeClient(t);
+    const { access_token } = await userTokens(user);
+    const ok = await exchange({ subject_token: access_token, subject_token_type: TT.access, audience: client.id, requested_token_type: TT.jwt });
+    expect(ok.status).toBe(200);
+    expect((await verify(t, ok.body.access_token)).payload.aud).toBe(client.id);
+    const outside = await exchange({ subject_token: access_token, subject_token_type: TT.access, audience: other.client.id });
+    expect(outside.status).toBe(400);
+    expect(outside.body.error).toBe("invalid_target");
+  });
+
+  it("allows impersonation only with the feature and an actor holding the impersonation role, and marks it with act", async () => {
+    const subject = (await userTokens(user)).access_token;
+    const actorOk = (await userTokens(admin)).access_token;
+    const actorPlain = (await userTokens(await makeUser(t))).access_token;
+    const p = { subject_token: subject, subject_token_type: TT.access, actor_token: actorOk, actor_token_type: TT.access, requested_token_type: TT.jwt };
+
+    await features({ tokenExchange: true, impersonation: false });
+    expect((await exchange(p)).body.error).toBe("invalid_request");
+
+    await features({ tokenExchange: true, impersonation: true });
+    const noRole = await exchange({ ...p, actor_token: actorPlain });
+    expect(noRole.status).toBe(400);
+    expect(noRole.body.error).toBe("invalid_request");
+
+    const r = await exchange(p);
+    expect(r.status).toBe(200);
+    const at = (await verify(t, r.body.access_token)).payload;
+    expect(at.sub).toBe(user.id);
+    expect(at.act).toEqual({ sub: admin.id });
+    expect((await verify(t, r.body.id_token)).payload.act).toEqual({ sub: admin.id });
+  });
+
+  it("takes a user id subject only together with an actor", async () => {
+    await features({ tokenExchange: true, impersonation: true });
+    const actor = (await userTokens(admin)).access_token;
+    const r = await exchange({ subject_token: user.id, subject_token_type: TT.userId, actor_token: actor, actor_token_type: TT.access, requested_token_type: TT.jwt, scope: "openid" });
+    expect(r.status).toBe(200);
+    const at = (await verify(t, r.body.access_token)).payload;
+    expect(at).toMatchObject({ sub: user.id, act: { sub: admin.id } });
+    const unknown = await exchange({ subject_token: "999", subject_token_type: TT.userId, actor_token: actor, actor_token_type: TT.access });
+    expect(unknown.body.error).toBe("invalid_request");
+  });
+
+  it("takes a jwt subject signed by the client's registered key, only with an actor", async () => {
+    const jwk = { ...(await exportJWK(keys.publicKey)), kid: "c1", alg: "RS256" };
+    const pkj = (await makeClient(t, { authMethod: "private_key_jwt", jwks: { keys: [jwk] } })).client;
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (key: CryptoKey) =>
+      new SignJWT({}).setProtectedHeader({ alg: "RS256", kid: "c1" }).setIssuer(pkj.id).setSubject(user.id).setAudience(t.issuer).setIssuedAt(now).setExpirationTime(now + 120).setJti(randomToken(8)).sign(key);
+    const clientAssertion = () =>
+      new SignJWT({}).setProtectedHeader({ alg: "RS256", kid: "c1" }).setIssuer(pkj.id).setSubject(pkj.id).setAudience(t.issuer).setExpirationTime(now + 60).setJti(randomToken(8)).sign(keys.privateKey);
+    const actor = (await userTokens(admin)).access_token;
+    const call = async (subject_token: string) =>
+      token(t, {
+        grant_type: GT,
+        subject_token,
+        subject_token_type: TT.jwt,
+        actor_token: actor,
+        actor_token_type: TT.access,
+        requested_token_type: TT.jwt,
+        client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        client_assertion: await clientAssertion(),
+      });
+    const r = await call(await sign(keys.privateKey));
+    expect(r.status).toBe(200);
+    expect((await verify(t, r.body.access_token)).payload).toMatchObject({ sub: user.id, act: { sub: admin.id } });
+    const foreign = await generateKeyPair("RS256");
+    const bad = await call(await sign(foreign.privateKey));
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe("invalid_request");
+  });
+
+  it("refuses a revoked subject token", async () => {
+    const { client: c2, secret: s2 } = await makeClient(t);
+    const { code } = await makeCode(t, { client: c2, user });
+    const params = { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb" };
+    const first = await token(t, params, { auth: basic(c2.id, s2!) });
+    await token(t, params, { auth: basic(c2.id, s2!) }); // replay revokes the grant
+    const r = await exchange({ subject_token: first.body.access_token, subject_token_type: TT.access });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_request");
+  });
+});
