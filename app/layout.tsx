@@ -1,6 +1,11 @@
 import type { Metadata } from "next";
 import { NextIntlClientProvider } from "next-intl";
 import { getLocale } from "next-intl/server";
+import { connection } from "next/server";
+import { instance } from "@/lib/instance";
+import { brandingVariables } from "@/lib/login/branding";
+import { getSettings } from "@/lib/store/settings";
+import { DEFAULT_BRANDING } from "@/lib/store/settings";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -9,10 +14,21 @@ export const metadata: Metadata = {
   robots: { index: false, follow: false },
 };
 
+/** Instance branding for every page; the defaults when the database cannot be read. */
+async function branding() {
+  try {
+    return (await getSettings((await instance()).db)).branding;
+  } catch {
+    return DEFAULT_BRANDING;
+  }
+}
+
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
-  const locale = await getLocale();
+  // Branding and locale are per request: never prerender with build-time values.
+  await connection();
+  const [locale, brand] = await Promise.all([getLocale(), branding()]);
   return (
-    <html lang={locale} data-theme="auto">
+    <html lang={locale} data-theme={brand.darkMode} style={brandingVariables(brand) as React.CSSProperties}>
       <body>
         <NextIntlClientProvider>{children}</NextIntlClientProvider>
       </body>

@@ -14,9 +14,12 @@ export function verifyCsrf(masterKey: Buffer, userAgentId: string, authRequestId
   return constantTimeEqual(csrfToken(masterKey, userAgentId, authRequestId), presented);
 }
 
-/** Same-origin check for unsafe methods: a present `Origin` must be ours (`null` or foreign is refused). */
+/**
+ * Defence in depth for unsafe methods: a foreign `Origin` is refused. Browsers send `null` for
+ * form posts under `Referrer-Policy: no-referrer` (our policy), so `null` rests on the token.
+ */
 export function sameOrigin(request: Request, issuer: string): boolean {
   const origin = request.headers.get("origin");
-  if (origin === null) return true;
+  if (origin === null || origin === "null") return true;
   return origin === new URL(issuer).origin;
 }

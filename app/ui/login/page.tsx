@@ -1,0 +1,47 @@
+import { getTranslations } from "next-intl/server";
+import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
+import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
+import { loadFlow } from "./flow";
+import { FlowExpired } from "./flow-expired";
+
+export const dynamic = "force-dynamic";
+
+export default async function LoginNamePage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const flow = await loadFlow(searchParams);
+  if (!flow) return <FlowExpired />;
+  const t = await getTranslations("login");
+  const { authRequest: req } = flow;
+  const error = req.formError === "loginNameRequired" ? t("errors.loginNameRequired") : null;
+  const value = req.loginName ?? req.loginHint ?? "";
+  return (
+    <AuthShell settings={flow.settings} title={t("loginName.title")} subtitle={t("continueTo", { client: flow.client.name })}>
+      <form method="post" action={LOGIN_PATHS.submitLoginName} noValidate>
+        <FlowFields id={flow.id} csrf={flow.csrf} />
+        {error ? <Alert id="form-error">{error}</Alert> : null}
+        <div className="field">
+          <label htmlFor="loginName">{t("loginName.label")}</label>
+          <input
+            id="loginName"
+            name="loginName"
+            type="text"
+            autoComplete="username"
+            autoCapitalize="none"
+            spellCheck={false}
+            required
+            autoFocus
+            defaultValue={value}
+            placeholder={t("loginName.placeholder")}
+            aria-invalid={error ? true : undefined}
+            aria-describedby={error ? "form-error" : undefined}
+          />
+        </div>
+        <button type="submit" className="btn btn-primary">
+          {t("loginName.submit")}
+        </button>
+      </form>
+      <p className="auth-alt">
+        {t("loginName.noAccount")} <a href={loginUrl(LOGIN_PATHS.register, flow.id)}>{t("loginName.register")}</a>
+      </p>
+    </AuthShell>
+  );
+}

@@ -1,0 +1,55 @@
+import { getTranslations } from "next-intl/server";
+import { redirect } from "next/navigation";
+import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
+import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
+import { loadFlow } from "../flow";
+import { FlowExpired } from "../flow-expired";
+
+export const dynamic = "force-dynamic";
+
+export default async function PasswordPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const flow = await loadFlow(searchParams);
+  if (!flow) return <FlowExpired />;
+  const { authRequest: req } = flow;
+  if (!req.loginName) redirect(loginUrl(LOGIN_PATHS.loginName, flow.id));
+  const t = await getTranslations("login");
+  let error: string | null = null;
+  if (req.formError === "invalid") error = t("errors.invalid");
+  else if (req.formError === "lockedOut") error = t("errors.lockedOut", { minutes: req.formValues?.retryMinutes ?? "15" });
+  else if (req.formError === "userLocked") error = t("errors.userLocked");
+  return (
+    <AuthShell settings={flow.settings} title={t("password.title")} subtitle={t("continueTo", { client: flow.client.name })}>
+      <div className="identity-chip" data-testid="login-name">
+        <span className="avatar" aria-hidden="true">
+          {req.loginName.slice(0, 1).toUpperCase()}
+        </span>
+        <span className="identity-name">{req.loginName}</span>
+      </div>
+      <form method="post" action={LOGIN_PATHS.submitPassword}>
+        <FlowFields id={flow.id} csrf={flow.csrf} />
+        {/* Lets password managers pair the password with the login name. */}
+        <input type="text" name="username" autoComplete="username" value={req.loginName} readOnly hidden />
+        {error ? <Alert id="form-error">{error}</Alert> : null}
+        <div className="field">
+          <label htmlFor="password">{t("password.label")}</label>
+          <input
+            id="password"
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            autoFocus
+            aria-invalid={error ? true : undefined}
+            aria-describedby={error ? "form-error" : undefined}
+          />
+        </div>
+        <button type="submit" className="btn btn-primary">
+          {t("password.submit")}
+        </button>
+      </form>
+      <p className="auth-alt">
+        <a href={loginUrl(LOGIN_PATHS.loginName, flow.id)}>{t("password.notYou")}</a>
+      </p>
+    </AuthShell>
+  );
+}

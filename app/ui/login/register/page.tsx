@@ -1,0 +1,108 @@
+import { getTranslations } from "next-intl/server";
+import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
+import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
+import { loadFlow } from "../flow";
+import { FlowExpired } from "../flow-expired";
+
+export const dynamic = "force-dynamic";
+
+const FIELDS = [
+  { name: "username", type: "text", autoComplete: "username" },
+  { name: "email", type: "email", autoComplete: "email" },
+  { name: "givenName", type: "text", autoComplete: "given-name" },
+  { name: "familyName", type: "text", autoComplete: "family-name" },
+  { name: "password", type: "password", autoComplete: "new-password" },
+  { name: "passwordConfirmation", type: "password", autoComplete: "new-password" },
+] as const;
+
+export default async function RegisterPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const flow = await loadFlow(searchParams);
+  if (!flow) return <FlowExpired />;
+  const t = await getTranslations("login");
+  const values = flow.authRequest.formError === "register" ? (flow.authRequest.formValues ?? {}) : {};
+  const policy = flow.settings.passwordPolicy;
+  const errorOf = (field: string): string | null => {
+    const raw = values[`error.${field}`];
+    if (!raw) return null;
+    const [key, ...violations] = raw.split(",");
+    if (key !== "passwordPolicy") return t(`errors.${key}`);
+    return `${t("errors.passwordPolicy")} ${violations.map((v) => t(`policy.${v}`, { min: policy.minLength })).join(", ")}.`;
+  };
+  const hasErrors = FIELDS.some((f) => errorOf(f.name));
+  const firstError = FIELDS.find((f) => errorOf(f.name))?.name;
+  return (
+    <AuthShell settings={flow.settings} title={t("register.title")} subtitle={t("register.lead")}>
+      <form method="post" action={LOGIN_PATHS.submitRegister} noValidate>
+        <FlowFields id={flow.id} csrf={flow.csrf} />
+        {hasErrors ? <Alert id="form-error">{t("errors.summary")}</Alert> : null}
+        <div className="field-row">
+          {FIELDS.filter((f) => f.name === "givenName" || f.name === "familyName").map((f) => (
+            <Field key={f.name} f={f} label={t(`register.${f.name}`)} value={values[f.name]} error={errorOf(f.name)} focus={firstError === f.name} />
+          ))}
+        </div>
+        {FIELDS.filter((f) => f.name !== "givenName" && f.name !== "familyName").map((f) => (
+          <Field
+            key={f.name}
+            f={f}
+            label={t(`register.${f.name}`)}
+            value={f.type === "password" ? undefined : values[f.name]}
+            error={errorOf(f.name)}
+            hint={f.name === "password" ? t("register.passwordHint", { min: policy.minLength }) : undefined}
+            focus={firstError ? firstError === f.name : f.name === "username"}
+          />
+        ))}
+        <button type="submit" className="btn btn-primary">
+          {t("register.submit")}
+        </button>
+      </form>
+      <p className="auth-alt">
+        {t("register.haveAccount")} <a href={loginUrl(LOGIN_PATHS.loginName, flow.id)}>{t("register.signIn")}</a>
+      </p>
+    </AuthShell>
+  );
+}
+
+function Field({
+  f,
+  label,
+  value,
+  error,
+  hint,
+  focus,
+}: {
+  f: (typeof FIELDS)[number];
+  label: string;
+  value?: string;
+  error: string | null;
+  hint?: string;
+  focus?: boolean;
+}) {
+  const described = [error ? `${f.name}-error` : null, hint ? `${f.name}-hint` : null].filter(Boolean).join(" ") || undefined;
+  return (
+    <div className="field">
+      <label htmlFor={f.name}>{label}</label>
+      <input
+        id={f.name}
+        name={f.name}
+        type={f.type}
+        autoComplete={f.autoComplete}
+        required
+        defaultValue={value}
+        autoFocus={focus}
+        autoCapitalize={f.name === "username" || f.name === "email" ? "none" : undefined}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={described}
+      />
+      {hint && !error ? (
+        <span className="hint" id={`${f.name}-hint`}>
+          {hint}
+        </span>
+      ) : null}
+      {error ? (
+        <span className="error" id={`${f.name}-error`}>
+          {error}
+        </span>
+      ) : null}
+    </div>
+  );
+}
