@@ -1,6 +1,7 @@
 import type { NextConfig } from "next";
 import createNextIntlPlugin from "next-intl/plugin";
 import { API_CSP, commonSecurityHeaders, PAGE_CSP } from "./lib/http/security-headers";
+import { LOGO_CSP } from "./lib/management/logo-csp";
 
 const issuer = process.env.IDP_ISSUER ?? `http://localhost:${process.env.PORT ?? 3000}`;
 const common = Object.entries(commonSecurityHeaders(issuer)).map(([key, value]) => ({ key, value }));
@@ -21,6 +22,8 @@ const nextConfig: NextConfig = {
         source: "/:prefix(oauth|oidc|management|\\.well-known)/:path((?!v2/authorize).*)",
         headers: [{ key: "Content-Security-Policy", value: API_CSP }],
       },
+      // The logo may be an SVG: the same script-free policy its handler sets (the last match wins).
+      { source: "/ui/branding/logo", headers: [{ key: "Content-Security-Policy", value: LOGO_CSP }] },
     ];
   },
 };

@@ -2,12 +2,7 @@ import { NO_STORE } from "@/lib/http/responses";
 import { instance } from "@/lib/instance";
 import { getSettings } from "@/lib/store/settings";
 import { logoTag } from "./branding";
-
-/**
- * A logo may be an SVG uploaded by an administrator. Opened directly it is a document, so it
- * gets a policy under which nothing runs, loads or frames it: only its own inline styles.
- */
-const LOGO_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'none'";
+import { LOGO_CSP } from "./logo-csp";
 
 /** GET /ui/branding/logo: the instance logo, cacheable, revalidated by ETag. */
 export async function handleBrandingLogo(request: Request): Promise<Response> {
