@@ -137,3 +137,15 @@ export async function getSession(db: Executor, sessionId: string): Promise<Sessi
   const [s] = await db.select().from(sessions).where(eq(sessions.id, sessionId));
   return s;
 }
+
+/**
+ * Ids of the sessions of a user agent that have not been ended (live or merely expired), of one
+ * user. Logout ends all of them: an expired session's offline tokens must not outlive it.
+ */
+export async function openSessionIdsOfUser(db: Executor, userAgentId: string, userId: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.userAgentId, userAgentId), eq(sessions.userId, userId), isNull(sessions.endedAt)));
+  return rows.map((r) => r.id);
+}
