@@ -1,6 +1,7 @@
 import { SIGNING_ALG } from "@/lib/keys/signing-keys";
 import { ALL_METHODS, ASSERTION_ALGS } from "./client-auth";
 import { USER_CLAIMS } from "./claims";
+import { AUTHORIZE_METADATA } from "./authorize-discovery";
 import { endpointUrl } from "./endpoints";
 import { GRANT } from "./params/token";
 import { KNOWN_SCOPES } from "./scopes";
@@ -23,6 +24,7 @@ export function discoveryDocument(issuer: string): Record<string, unknown> {
     scopes_supported: KNOWN_SCOPES,
     claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "sid", "amr", ...USER_CLAIMS],
     response_types_supported: ["code", "id_token", "id_token token"],
+    ...AUTHORIZE_METADATA,
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [SIGNING_ALG],
     claims_parameter_supported: false,

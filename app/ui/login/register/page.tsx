@@ -37,7 +37,7 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
         {hasErrors ? <Alert id="form-error">{t("errors.summary")}</Alert> : null}
         <div className="field-row">
           {FIELDS.filter((f) => f.name === "givenName" || f.name === "familyName").map((f) => (
-            <Field key={f.name} f={f} label={t(`register.${f.name}`)} value={values[f.name]} error={errorOf(f.name)} focus={firstError === f.name} />
+            <Field key={f.name} f={f} label={t(`register.${f.name}`)} value={values[f.name]} error={errorOf(f.name)} focus={firstError ? firstError === f.name : f.name === "givenName"} />
           ))}
         </div>
         {FIELDS.filter((f) => f.name !== "givenName" && f.name !== "familyName").map((f) => (
@@ -48,7 +48,7 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
             value={f.type === "password" ? undefined : values[f.name]}
             error={errorOf(f.name)}
             hint={f.name === "password" ? t("register.passwordHint", { min: policy.minLength }) : undefined}
-            focus={firstError ? firstError === f.name : f.name === "username"}
+            focus={firstError === f.name}
           />
         ))}
         <button type="submit" className="btn btn-primary">

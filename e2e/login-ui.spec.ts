@@ -1,0 +1,165 @@
+import { expect, test, type Page } from "@playwright/test";
+import { createUser, RelyingParty } from "./rp";
+import { callbackParams, PASSWORD, signIn, uniqueName } from "./login-helpers";
+
+let rp: RelyingParty;
+let anna: string;
+let ben: string;
+
+test.beforeAll(async () => {
+  rp = await RelyingParty.start();
+  anna = uniqueName("anna");
+  ben = uniqueName("ben");
+  await createUser(anna, PASSWORD, { givenName: "Anna", familyName: "Muster" });
+  await createUser(ben, PASSWORD, { givenName: "Ben", familyName: "Beispiel" });
+});
+test.afterAll(() => rp.stop());
+
+const shot = (page: Page, name: string) => page.screenshot({ path: `e2e/screenshots/${name}.png`, fullPage: true });
+
+test("ui_locales picks the language and it stays through the flow; Accept-Language otherwise", async ({ browser }) => {
+  const ctx = await browser.newContext({ locale: "fr-FR" });
+  const page = await ctx.newPage();
+  await page.goto(rp.authorizeUrl({ ui_locales: "it de" }));
+  await expect(page.locator("html")).toHaveAttribute("lang", "it");
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Accedi");
+  await page.locator('input[name="loginName"]').fill(anna);
+  await page.locator('button[type="submit"]').click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Inserisci la password");
+  await expect(page.locator("html")).toHaveAttribute("lang", "it");
+
+  await page.goto(rp.authorizeUrl({ prompt: "login" }));
+  await expect(page.locator("html")).toHaveAttribute("lang", "fr");
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Se connecter");
+  await page.goto(rp.authorizeUrl({ prompt: "login", ui_locales: "xx-YY" }));
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Se connecter");
+  await ctx.close();
+});
+
+test("the account chooser with two users, in English and German (screenshots)", async ({ browser }) => {
+  for (const locale of ["en", "de"] as const) {
+    const ctx = await browser.newContext({ locale, viewport: { width: 1280, height: 800 } });
+    const page = await ctx.newPage();
+    await page.goto(rp.authorizeUrl({}));
+    await shot(page, `login-${locale}-desktop`);
+    await signIn(page, anna);
+    await page.waitForURL(rp.redirectUri + "**");
+    await page.goto(rp.authorizeUrl({ prompt: "login", login_hint: ben }));
+    await page.locator('button[type="submit"]').click();
+    await expect(page.locator('input[name="password"]')).toBeVisible();
+    await shot(page, `password-${locale}-desktop`);
+    await page.locator('input[name="password"]').fill(PASSWORD);
+    await page.locator('button[type="submit"]').click();
+    await page.waitForURL(rp.redirectUri + "**");
+
+    await page.goto(rp.authorizeUrl({ state: "c" }));
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText(locale === "en" ? "Choose an account" : "Konto auswählen");
+    await expect(page.locator(".account")).toHaveCount(2);
+    await shot(page, `chooser-${locale}-desktop`);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot(page, `chooser-${locale}-phone`);
+    await page.locator(".account", { hasText: "Ben Beispiel" }).click();
+    await page.waitForURL(rp.redirectUri + "**");
+    const tokens = await rp.exchange(callbackParams(page.url()).code!);
+    const claims = await rp.verifyIdToken(tokens.id_token as string);
+    expect(claims.sub).not.toBeUndefined();
+
+    // select_account with a login_hint puts the hinted account first.
+    await page.goto(rp.authorizeUrl({ prompt: "select_account", login_hint: ben }));
+    await expect(page.locator(".account").first()).toContainText("Ben Beispiel");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(rp.redirectUri + "**");
+    await ctx.close();
+  }
+});
+
+test("registration: errors are explained, then the new user is signed in (screenshots)", async ({ browser }) => {
+  for (const locale of ["en", "de"] as const) {
+    const ctx = await browser.newContext({ locale, viewport: { width: 390, height: 844 } });
+    const page = await ctx.newPage();
+    await page.goto(rp.authorizeUrl({ prompt: "create", nonce: "reg" }));
+    await expect(page.locator("h1")).toHaveCount(1);
+    await shot(page, `register-${locale}-phone`);
+    const username = uniqueName("new");
+    await page.locator('input[name="username"]').fill(username);
+    await page.locator('input[name="email"]').fill("not-an-email");
+    await page.locator('input[name="givenName"]').fill("Neu");
+    await page.locator('input[name="familyName"]').fill("Person");
+    await page.locator('input[name="password"]').fill("short");
+    await page.locator('input[name="passwordConfirmation"]').fill("short");
+    await page.locator('button[type="submit"]').click();
+    await expect(page.locator("#email-error")).toBeVisible();
+    await expect(page.locator("#password-error")).toBeVisible();
+    await expect(page.locator('input[name="username"]')).toHaveValue(username);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await shot(page, `register-${locale}-errors-desktop`);
+    await page.locator('input[name="email"]').fill(`${username}@example.com`);
+    await page.locator('input[name="password"]').fill(PASSWORD);
+    await page.locator('input[name="passwordConfirmation"]').fill(PASSWORD + "x");
+    await page.locator('button[type="submit"]').click();
+    await expect(page.locator("#passwordConfirmation-error")).toBeVisible();
+    await page.locator('input[name="password"]').fill(PASSWORD);
+    await page.locator('input[name="passwordConfirmation"]').fill(PASSWORD);
+    await page.locator('button[type="submit"]').click();
+    await page.waitForURL(rp.redirectUri + "**");
+    const tokens = await rp.exchange(callbackParams(page.url()).code!);
+    const claims = await rp.verifyIdToken(tokens.id_token as string, "reg");
+    expect(claims.sub).toBeTruthy();
+    // The new account signs in with its password.
+    await page.goto(rp.authorizeUrl({ prompt: "login" }));
+    await signIn(page, username);
+    await page.waitForURL(rp.redirectUri + "**");
+    // A taken username is reported on the field.
+    await page.goto(rp.authorizeUrl({ prompt: "create" }));
+    await page.locator('input[name="username"]').fill(username);
+    await page.locator('input[name="email"]').fill("x@example.com");
+    await page.locator('input[name="givenName"]').fill("X");
+    await page.locator('input[name="familyName"]').fill("Y");
+    await page.locator('input[name="password"]').fill(PASSWORD);
+    await page.locator('input[name="passwordConfirmation"]').fill(PASSWORD);
+    await page.locator('button[type="submit"]').click();
+    await expect(page.locator("#username-error")).toHaveText(locale === "en" ? "This username is already taken." : "Dieser Benutzername ist bereits vergeben.");
+    await ctx.close();
+  }
+});
+
+test("a wrong password and an unknown login name look the same; lockout after five failures", async ({ page }) => {
+  const victim = uniqueName("victim");
+  await createUser(victim, PASSWORD);
+  await page.goto(rp.authorizeUrl({}));
+  await signIn(page, uniqueName("nobody"), "whatever-123");
+  const unknownMessage = await page.locator(".alert").textContent();
+  await page.goto(rp.authorizeUrl({}));
+  await signIn(page, victim, "wrong-password-1");
+  expect(await page.locator(".alert").textContent()).toBe(unknownMessage);
+  expect(unknownMessage).toBe("The login name or password is incorrect.");
+  for (let i = 2; i <= 5; i++) {
+    await page.locator('input[name="password"]').fill(`wrong-password-${i}`);
+    await page.locator('button[type="submit"]').click();
+    await expect(page.locator(".alert")).toBeVisible();
+  }
+  await page.locator('input[name="password"]').fill(PASSWORD);
+  await page.locator('button[type="submit"]').click();
+  await expect(page.locator(".alert")).toContainText("Too many failed attempts");
+  await shot(page, "lockout-en-desktop");
+  expect(page.url()).not.toContain(rp.redirectUri);
+});
+
+test("forms are CSRF-protected and pages cannot be framed", async ({ page, request }) => {
+  await page.goto(rp.authorizeUrl({}));
+  const res = await request.get(page.url());
+  expect(res.headers()["content-security-policy"]).toContain("frame-ancestors 'none'");
+  expect(res.headers()["x-frame-options"]).toBe("DENY");
+  await page.locator('input[name="csrf"]').evaluate((el) => ((el as HTMLInputElement).value = "forged"));
+  await page.locator('input[name="loginName"]').fill(anna);
+  await page.locator('button[type="submit"]').click();
+  await expect(page.locator(".alert")).toHaveText("The form could not be verified. Reload the page and try again.");
+  // A post from another site carries neither the SameSite cookie nor the token.
+  const forged = await request.post("/ui/login/submit/loginname", {
+    form: { authRequest: "x", loginName: anna },
+    headers: { origin: "https://evil.example" },
+    maxRedirects: 0,
+  });
+  expect(forged.status()).toBe(303);
+  expect(forged.headers().location).toContain("/ui/login/error");
+});

@@ -1,0 +1,11 @@
+import { LOCALES } from "@/lib/i18n/locales";
+import { RESPONSE_MODES } from "./params/authorize";
+
+/** What the authorization endpoint and the hosted login support, for the discovery document. */
+export const AUTHORIZE_METADATA = {
+  response_modes_supported: [...RESPONSE_MODES],
+  prompt_values_supported: ["none", "login", "select_account", "create"],
+  ui_locales_supported: [...LOCALES],
+  code_challenge_methods_supported: ["S256"],
+  display_values_supported: ["page"],
+} as const;
