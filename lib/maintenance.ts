@@ -14,4 +14,6 @@ export async function purgeExpiredRows(db: Executor, now = new Date()): Promise<
   await db.execute(sql`DELETE FROM used_jtis WHERE expires_at < ${t}`);
   await db.execute(sql`DELETE FROM token_revocations WHERE expires_at < ${t}`);
   await db.execute(sql`DELETE FROM authorization_codes WHERE expires_at < ${dayAgo}`);
+  // Pending sign-ins nobody finished (their id in a login URL is useless once the row is gone).
+  await db.execute(sql`DELETE FROM auth_requests WHERE expires_at < ${t}`);
 }

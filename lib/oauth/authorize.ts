@@ -1,13 +1,11 @@
-import type { Executor } from "@/lib/db/client";
 import { resolveLocale } from "@/lib/i18n/locales";
-import { translate } from "@/lib/i18n/messages";
 import { instance, type Instance } from "@/lib/instance";
 import { log } from "@/lib/log";
-import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
+import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
 import { serializeCookie } from "@/lib/session/cookies";
 import { ensureUserAgent, userAgentOfRequest } from "@/lib/session/user-agent";
 import { createAuthRequest, findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
-import { getClient, type Client } from "@/lib/store/clients";
+import { getClient } from "@/lib/store/clients";
 import { getLiveSession, liveSessions } from "@/lib/store/sessions";
 import { getSettings, type Settings } from "@/lib/store/settings";
 import { getUser } from "@/lib/store/users";
@@ -186,6 +184,3 @@ export function sessionSatisfies(
   if (authRequest.prompt.includes("login") && session.authTime.getTime() < authRequest.createdAt.getTime() - 1000) return false;
   return true;
 }
-
-export { CALLBACK_PATH };
-export type { Client, Executor };
