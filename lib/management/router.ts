@@ -1,5 +1,6 @@
 import { clientAddress } from "@/lib/http/client-address";
-import { instance } from "@/lib/instance";
+import { instance, type Instance } from "@/lib/instance";
+import type { User } from "@/lib/store/users";
 import { log } from "@/lib/log";
 import { API_ROUTES } from "./api-routes";
 import { authenticateAdmin } from "./auth";
@@ -57,33 +58,58 @@ export async function handleManagement(request: Request): Promise<Response> {
       return jsonResponse(openApiDocument(inst.config.issuer), 200, { "Cache-Control": "no-cache" });
     }
     const user = await authenticateAdmin(request, inst.db);
-    const found = match(path, request.method);
-    if ("allow" in found) {
-      if (found.allow.length) throw methodNotAllowed(found.allow);
-      throw new ApiError(404, "not_found", `No such endpoint: ${request.method} ${MANAGEMENT_PREFIX}${path}.`);
-    }
-    const { route, params } = found;
-    let rawBody: unknown = undefined;
-    let body: unknown = undefined;
-    if (route.body || route.bodyDoc) {
-      rawBody = await readJsonBody(request);
-      if (route.body) body = parseWith(route.body, rawBody);
-    }
-    const query = route.query ? parseWith(route.query, Object.fromEntries(url.searchParams)) : undefined;
-    const ctx: Ctx = {
-      request,
-      inst,
-      db: inst.db,
-      user,
-      actor: actorFor(request, user, clientAddress(request)),
-      params,
-      rawBody,
-    };
-    const result = await route.handler(ctx, body as never, query as never);
-    return jsonResponse(result, route.success.status);
+    return await dispatchAuthenticated(request, path, url, inst, user);
   } catch (err) {
     if (err instanceof ApiError) return errorResponse(err);
     log().error({ err, path: new URL(request.url).pathname }, "management API error");
     return jsonResponse({ error: "server_error", message: "The server encountered an unexpected condition." }, 500);
   }
+}
+
+/**
+ * The same route table, schemas and audit events for an administrator authenticated some other
+ * way: the admin console calls this with the user of its console session (which it has checked
+ * to hold the admin role), so the console has no second path to the data.
+ */
+export async function dispatchManagement(request: Request, admin: User): Promise<Response> {
+  try {
+    const url = new URL(request.url);
+    let path = url.pathname.startsWith(MANAGEMENT_PREFIX) ? url.pathname.slice(MANAGEMENT_PREFIX.length) : url.pathname;
+    if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+    if (!admin.roles.includes("admin") || admin.locked) {
+      throw new ApiError(403, "forbidden", "The management API needs a user with the admin role.");
+    }
+    return await dispatchAuthenticated(request, path, url, await instance(), admin);
+  } catch (err) {
+    if (err instanceof ApiError) return errorResponse(err);
+    log().error({ err, path: new URL(request.url).pathname }, "management API error");
+    return jsonResponse({ error: "server_error", message: "The server encountered an unexpected condition." }, 500);
+  }
+}
+
+async function dispatchAuthenticated(request: Request, path: string, url: URL, inst: Instance, user: User): Promise<Response> {
+  const found = match(path, request.method);
+  if ("allow" in found) {
+    if (found.allow.length) throw methodNotAllowed(found.allow);
+    throw new ApiError(404, "not_found", `No such endpoint: ${request.method} ${MANAGEMENT_PREFIX}${path}.`);
+  }
+  const { route, params } = found;
+  let rawBody: unknown = undefined;
+  let body: unknown = undefined;
+  if (route.body || route.bodyDoc) {
+    rawBody = await readJsonBody(request);
+    if (route.body) body = parseWith(route.body, rawBody);
+  }
+  const query = route.query ? parseWith(route.query, Object.fromEntries(url.searchParams)) : undefined;
+  const ctx: Ctx = {
+    request,
+    inst,
+    db: inst.db,
+    user,
+    actor: actorFor(request, user, clientAddress(request)),
+    params,
+    rawBody,
+  };
+  const result = await route.handler(ctx, body as never, query as never);
+  return jsonResponse(result, route.success.status);
 }
