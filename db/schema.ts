@@ -397,3 +397,19 @@ export const authRequests = pgTable(
   },
   (t) => [index("auth_requests_expires_idx").on(t.expiresAt)],
 );
+
+/**
+ * Per-locale overrides of hosted-login texts, edited in the admin console: `key` is a message
+ * path below the `login` namespace of messages/<locale>.json. Merged over the catalog at request
+ * time (lib/i18n/overrides.ts), so a change shows on the login pages at once.
+ */
+export const textOverrides = pgTable(
+  "text_overrides",
+  {
+    locale: text("locale").notNull(),
+    key: text("key").notNull(),
+    value: text("value").notNull(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.locale, t.key] })],
+);
