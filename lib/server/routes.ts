@@ -3,8 +3,11 @@ import { handleBrandingLogo } from "@/lib/management/logo-endpoint";
 import { handleManagement } from "@/lib/management/router";
 import { handleDiscovery } from "@/lib/oauth/discovery-endpoint";
 import { PATHS } from "@/lib/oauth/endpoints";
+import { handleIntrospect } from "@/lib/oauth/introspect";
 import { handleKeys } from "@/lib/oauth/keys-endpoint";
+import { handleRevoke } from "@/lib/oauth/revoke";
 import { handleToken } from "@/lib/oauth/token-endpoint";
+import { handleUserinfo } from "@/lib/oauth/userinfo";
 
 export type WebHandler = (request: Request) => Promise<Response>;
 
@@ -16,6 +19,9 @@ export const FAST_ROUTES: Record<string, WebHandler> = {
   [PATHS.discovery]: handleDiscovery,
   [PATHS.keys]: handleKeys,
   [PATHS.token]: handleToken,
+  [PATHS.introspect]: handleIntrospect,
+  [PATHS.revoke]: handleRevoke,
+  [PATHS.userinfo]: handleUserinfo,
   "/healthz": handleHealthz,
   "/readyz": handleReadyz,
   // Not hot, but served here so that its own restrictive CSP (an SVG is a document) is the one sent.

@@ -1,0 +1,69 @@
+import { backChannel, json, NO_STORE } from "@/lib/http/responses";
+import { instance } from "@/lib/instance";
+import { getSettings } from "@/lib/store/settings";
+import { loginNameOf } from "@/lib/store/users";
+import { resolveAccessToken, type ActiveAccessToken } from "./access-token";
+import { claimsForScopes } from "./claims";
+import { authenticateClient, type ClientAuthMethod } from "./client-auth";
+import { InvalidRequest } from "./errors";
+import { readForm } from "./form";
+import { scopeString } from "./scopes";
+
+/** Spec 5: introspection accepts only these two methods; every other one is `invalid_client`. */
+export const INTROSPECTION_AUTH_METHODS: readonly ClientAuthMethod[] = ["client_secret_basic", "private_key_jwt"];
+
+const INACTIVE = { active: false } as const;
+
+/**
+ * The RFC 7662 answer for an active token, as seen by `clientId`: inactive unless that client is
+ * in the token's audience (spec 4.4), so one resource server cannot read another's tokens.
+ * Registered fields win over user claims of the same name.
+ */
+export function introspectionResponse(
+  t: ActiveAccessToken | undefined,
+  clientId: string,
+  env: { issuer: string; primaryDomain: string },
+): Record<string, unknown> {
+  if (!t || !t.audience.includes(clientId)) return INACTIVE;
+  const body: Record<string, unknown> = {
+    active: true,
+    scope: scopeString(t.scopes),
+    client_id: t.clientId,
+    token_type: "Bearer",
+    exp: t.exp,
+    iat: t.iat,
+    nbf: t.nbf,
+    sub: t.sub,
+    aud: t.audience.length === 1 ? t.audience[0] : t.audience,
+    iss: env.issuer,
+    jti: t.jti,
+  };
+  if (t.user) body.username = loginNameOf(t.user, env.primaryDomain);
+  if (t.actor) body.act = t.actor;
+  return t.user ? { ...claimsForScopes(t.user, t.scopes, env.primaryDomain), ...body } : body;
+}
+
+/**
+ * POST /oauth/v2/introspect (RFC 7662). Access tokens only: a refresh token (or an ID token)
+ * answers `{active: false}` whatever `token_type_hint` says. Refresh tokens are credentials
+ * that only their client ever holds and never presents to a resource server, so reporting on
+ * them would help nobody but whoever found one; the client that holds one learns its state at
+ * the token endpoint. `token_type_hint` is therefore accepted and ignored.
+ */
+export const handleIntrospect = backChannel(async (request: Request) => {
+  if (request.method !== "POST") {
+    return json({ error: "invalid_request", error_description: "The introspection endpoint accepts POST only." }, 405, {
+      ...NO_STORE,
+      Allow: "POST",
+    });
+  }
+  const form = await readForm(request);
+  const inst = await instance();
+  const env = { db: inst.db, masterKey: inst.masterKey, issuer: inst.config.issuer };
+  const { client } = await authenticateClient(request, form, env, INTROSPECTION_AUTH_METHODS);
+  const token = form.get("token");
+  if (!token) throw new InvalidRequest("The token parameter is missing.");
+  const { primaryDomain } = await getSettings(inst.db);
+  const body = introspectionResponse(await resolveAccessToken(env, token), client.id, { issuer: env.issuer, primaryDomain });
+  return json(body, 200, { ...NO_STORE });
+});

@@ -1,0 +1,99 @@
+import { clientAddress } from "@/lib/http/client-address";
+import { backChannel, json, NO_STORE } from "@/lib/http/responses";
+import { instance } from "@/lib/instance";
+import type { Client } from "@/lib/store/clients";
+import { recordAudit, type Actor } from "@/lib/store/audit";
+import { findTokenByValue, getRefreshFamily, isStoredTokenActive, revokeFamily, revokeJti, revokeStoredToken } from "@/lib/store/tokens";
+import type { TokenEnv } from "./access-token";
+import { ALL_METHODS, authenticateClient } from "./client-auth";
+import { InvalidRequest } from "./errors";
+import { readForm } from "./form";
+import { looksLikeJwt, verifyOwnJwt } from "./tokens";
+
+export type RevocationOutcome =
+  | { revoked: false }
+  | { revoked: true; kind: "access_token"; format: "jwt" | "opaque"; id: string }
+  | { revoked: true; kind: "refresh_token"; familyId: string; grantId: string };
+
+/**
+ * RFC 7009 2.1: revokes `token` if it is one of `client`'s own, live tokens. Anything else
+ * (unknown, expired, already revoked, another client's) changes nothing, and the endpoint
+ * answers 200 either way, so a client learns nothing about tokens that are not its own.
+ *
+ * `token_type_hint` is only a hint (RFC 7009 2.1): JWT and opaque values cannot be confused,
+ * and an opaque value is looked up once whatever kind it is, so the hint only orders lookups
+ * and a wrong hint never stops a revocation.
+ */
+export async function revokeToken(env: TokenEnv, client: Client, token: string, hint?: string): Promise<RevocationOutcome> {
+  const tryJwt = () => (looksLikeJwt(token) ? revokeJwtAccessToken(env, client, token) : Promise.resolve(undefined));
+  const tryStored = () => revokeStoredValue(env, client, token);
+  const order = hint === "refresh_token" ? [tryStored, tryJwt] : [tryJwt, tryStored];
+  for (const attempt of order) {
+    const outcome = await attempt();
+    if (outcome) return outcome;
+  }
+  return { revoked: false };
+}
+
+/** A JWT access token is not stored: its `jti` is recorded as revoked until it would expire anyway. */
+async function revokeJwtAccessToken(env: TokenEnv, client: Client, token: string): Promise<RevocationOutcome | undefined> {
+  const p = await verifyOwnJwt(env, token, "at+jwt");
+  if (!p || p.client_id !== client.id || typeof p.jti !== "string" || typeof p.exp !== "number") return undefined;
+  await revokeJti(env.db, p.jti, "client_revocation", new Date(p.exp * 1000));
+  return { revoked: true, kind: "access_token", format: "jwt", id: p.jti };
+}
+
+async function revokeStoredValue(env: TokenEnv, client: Client, token: string): Promise<RevocationOutcome | undefined> {
+  if (looksLikeJwt(token) || token.length > 512) return undefined;
+  const t = await findTokenByValue(env.db, token);
+  if (!t || t.clientId !== client.id) return undefined;
+  if (t.kind === "access") {
+    // Spec 4.6: revoking an access token revokes only that token.
+    if (!isStoredTokenActive(t)) return undefined;
+    await revokeStoredToken(env.db, t.id);
+    return { revoked: true, kind: "access_token", format: "opaque", id: t.id };
+  }
+  // A refresh token takes its rotation family and the access tokens issued from it along
+  // (RFC 7009 2.1, spec 4.6): revokeFamily revokes the grant, which reaches the JWTs too. An
+  // already rotated token still names a live family the client asked to end.
+  if (!t.familyId) return undefined;
+  const family = await getRefreshFamily(env.db, t.familyId);
+  if (!family || family.revokedAt) return undefined;
+  await revokeFamily(env.db, t.familyId, "client_revocation");
+  return { revoked: true, kind: "refresh_token", familyId: t.familyId, grantId: t.grantId };
+}
+
+/** POST /oauth/v2/revoke (RFC 7009): all four client authentication methods (spec 5). */
+export const handleRevoke = backChannel(async (request: Request) => {
+  if (request.method !== "POST") {
+    return json({ error: "invalid_request", error_description: "The revocation endpoint accepts POST only." }, 405, {
+      ...NO_STORE,
+      Allow: "POST",
+    });
+  }
+  const form = await readForm(request);
+  const inst = await instance();
+  const env = { db: inst.db, masterKey: inst.masterKey, issuer: inst.config.issuer };
+  const { client } = await authenticateClient(request, form, env, ALL_METHODS);
+  const token = form.get("token");
+  if (!token) throw new InvalidRequest("The token parameter is missing.");
+  const outcome = await revokeToken(env, client, token, form.get("token_type_hint"));
+  if (outcome.revoked) {
+    const actor: Actor = { type: "client", id: client.id, ip: clientAddress(request), userAgent: request.headers.get("user-agent") };
+    await recordAudit(
+      inst.db,
+      actor,
+      outcome.kind === "access_token"
+        ? { action: "token.revoked", targetType: "access_token", targetId: outcome.id, clientId: client.id, details: { format: outcome.format } }
+        : {
+            action: "refresh_family.revoked",
+            targetType: "refresh_family",
+            targetId: outcome.familyId,
+            clientId: client.id,
+            details: { reason: "client_revocation", grantId: outcome.grantId },
+          },
+    );
+  }
+  // RFC 7009 2.2: 200 whether or not anything was revoked; the body is empty.
+  return new Response(null, { status: 200, headers: { ...NO_STORE } });
+});

@@ -1,0 +1,111 @@
+import { json, NO_STORE } from "@/lib/http/responses";
+import { instance } from "@/lib/instance";
+import { log } from "@/lib/log";
+import { getSettings } from "@/lib/store/settings";
+import { resolveAccessToken } from "./access-token";
+import { claimsForScopes } from "./claims";
+import { OAuthError } from "./errors";
+import { parseForm } from "./form";
+
+/** RFC 6750 2.1: b64token after the scheme name. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+const FORM_TYPE = "application/x-www-form-urlencoded";
+/**
+ * Browser-based clients call userinfo cross-origin. The token travels in a header, never in a
+ * cookie, so any origin may read the answer: the token is the whole credential.
+ */
+const CORS = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "WWW-Authenticate" };
+
+/** A userinfo failure as RFC 6750 3 renders it: the status and a `WWW-Authenticate: Bearer` challenge. */
+class BearerError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403,
+    /** Absent when the request carried no token at all (RFC 6750 3.1: no error code then). */
+    readonly code?: "invalid_request" | "invalid_token" | "insufficient_scope",
+    readonly description?: string,
+    readonly scope?: string,
+  ) {
+    super(code ?? "no token");
+  }
+
+  response(): Response {
+    const q = (v: string) => `"${v.replace(/["\\]/g, "")}"`;
+    const params = [`realm=${q("torii")}`];
+    if (this.code) params.push(`error=${q(this.code)}`);
+    if (this.description) params.push(`error_description=${q(this.description)}`);
+    if (this.scope) params.push(`scope=${q(this.scope)}`);
+    const headers = { ...NO_STORE, ...CORS, "WWW-Authenticate": `Bearer ${params.join(", ")}` };
+    if (!this.code) return new Response(null, { status: this.status, headers });
+    return json({ error: this.code, error_description: this.description }, this.status, headers);
+  }
+}
+
+/**
+ * The access token of a userinfo request: the Authorization header (RFC 6750 2.1) or, on POST,
+ * an `access_token` form parameter (2.2). Using both is `invalid_request` (RFC 6750 2).
+ * A token in the URI query (2.3) is not accepted: it ends up in logs and browser history.
+ */
+async function presentedToken(request: Request): Promise<string> {
+  let fromHeader: string | undefined;
+  const auth = request.headers.get("authorization");
+  if (auth !== null) {
+    // Any Bearer header must carry exactly one b64token; "Bearer" alone (HTTP trims the space
+    // before an empty token) or with several words is malformed, not absent.
+    if (/^Bearer(\s|$)/i.test(auth)) {
+      const value = auth.slice(6).trim();
+      if (!B64TOKEN.test(value)) throw new BearerError(400, "invalid_request", "The Authorization header is malformed.");
+      fromHeader = value;
+    }
+  }
+  let fromBody: string | undefined;
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (request.method === "POST" && type === FORM_TYPE) {
+    let form;
+    try {
+      form = parseForm(await request.text());
+    } catch (err) {
+      if (err instanceof OAuthError) throw new BearerError(400, "invalid_request", err.description);
+      throw new BearerError(400, "invalid_request", "The request body could not be read.");
+    }
+    fromBody = form.get("access_token");
+  }
+  if (fromHeader && fromBody) throw new BearerError(400, "invalid_request", "The access token was sent in more than one way.");
+  const token = fromHeader ?? fromBody;
+  if (!token) throw new BearerError(401);
+  return token;
+}
+
+/**
+ * GET and POST /oidc/v1/userinfo (OIDC Core 5.3): `sub` and the standard claims of the granted
+ * scopes, nothing else. The token must be active (not expired, not revoked by its client or a
+ * logout), be about a user (a client-credentials token is not), and carry `openid`.
+ */
+export async function handleUserinfo(request: Request): Promise<Response> {
+  if (request.method === "OPTIONS") {
+    return new Response(null, {
+      status: 204,
+      headers: { ...CORS, "Access-Control-Allow-Methods": "GET, POST", "Access-Control-Allow-Headers": "Authorization, Content-Type", "Access-Control-Max-Age": "600" },
+    });
+  }
+  if (request.method !== "GET" && request.method !== "POST") {
+    return json({ error: "invalid_request", error_description: "The userinfo endpoint accepts GET and POST." }, 405, {
+      ...NO_STORE,
+      ...CORS,
+      Allow: "GET, POST",
+    });
+  }
+  try {
+    const token = await presentedToken(request);
+    const inst = await instance();
+    const t = await resolveAccessToken({ db: inst.db, masterKey: inst.masterKey, issuer: inst.config.issuer }, token);
+    if (!t) throw new BearerError(401, "invalid_token", "The access token is invalid, expired or revoked.");
+    if (!t.user) throw new BearerError(401, "invalid_token", "The access token is not about a user.");
+    if (!t.scopes.includes("openid")) throw new BearerError(403, "insufficient_scope", "The access token lacks the openid scope.", "openid");
+    const { primaryDomain } = await getSettings(inst.db);
+    return json({ ...claimsForScopes(t.user, t.scopes, primaryDomain), sub: t.user.id }, 200, { ...NO_STORE, ...CORS });
+  } catch (err) {
+    if (err instanceof BearerError) return err.response();
+    log().error({ err, path: new URL(request.url).pathname }, "unhandled error");
+    return json({ error: "server_error", error_description: "The server encountered an unexpected condition." }, 500, { ...NO_STORE });
+  }
+}

@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getSettings } from "@/lib/store/settings";
+import { revokeSessionTokens } from "@/lib/store/tokens";
+import { deleteUser } from "@/lib/store/users";
+import { startTestInstance, type TestInstance } from "./harness";
+import { issueTokens, revoke } from "./introspect-support";
+import { basic, makeClient, makeUser, token } from "./token-support";
+
+let t: TestInstance;
+let domain: string;
+beforeAll(async () => {
+  t = await startTestInstance();
+  domain = (await getSettings(t.inst.db)).primaryDomain;
+});
+afterAll(() => t.close());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function userinfo(init: { bearer?: string; method?: string; form?: Record<string, string>; headers?: Record<string, string>; query?: string } = {}) {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.bearer !== undefined) headers.authorization = `Bearer ${init.bearer}`;
+  if (init.form) headers["content-type"] = "application/x-www-form-urlencoded";
+  const res = await fetch(t.baseUrl + "/oidc/v1/userinfo" + (init.query ?? ""), {
+    method: init.method ?? (init.form ? "POST" : "GET"),
+    headers,
+    body: init.form ? new URLSearchParams(init.form).toString() : undefined,
+  });
+  const text = await res.text();
+  return { res, status: res.status, body: text ? (JSON.parse(text) as Record<string, any>) : {}, challenge: res.headers.get("www-authenticate") };
+}
+
+function expectInvalidToken(r: Awaited<ReturnType<typeof userinfo>>) {
+  expect(r.status).toBe(401);
+  expect(r.challenge).toMatch(/^Bearer /);
+  expect(r.challenge).toContain('error="invalid_token"');
+  expect(r.res.headers.get("cache-control")).toBe("no-store");
+}
+
+describe("userinfo returns sub and the standard claims of the granted scopes", () => {
+  it("GET with a Bearer JWT: profile and email claims, nothing of phone or address, no-store", async () => {
+    const i = await issueTokens(t, { scopes: ["openid", "profile", "email"] });
+    const r = await userinfo({ bearer: i.access });
+    expect(r.status).toBe(200);
+    expect(r.res.headers.get("cache-control")).toBe("no-store");
+    expect(r.res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(r.body).toEqual({
+      sub: i.user.id,
+      name: "Jane Doe",
+      given_name: "Jane",
+      family_name: "Doe",
+      preferred_username: `${i.user.username}@${domain}`,
+      updated_at: Math.floor(i.user.updatedAt.getTime() / 1000),
+      email: "jane@example.com",
+      email_verified: true,
+    });
+  });
+
+  it("only sub for a token with openid alone; phone and structured address when granted", async () => {
+    const bare = await issueTokens(t, { scopes: ["openid"] });
+    expect((await userinfo({ bearer: bare.access })).body).toEqual({ sub: bare.user.id });
+
+    const i = await issueTokens(t, { scopes: ["openid", "phone", "address"] });
+    expect((await userinfo({ bearer: i.access })).body).toEqual({
+      sub: i.user.id,
+      phone_number: "+41 44 000 00 00",
+      phone_number_verified: false,
+      address: { street_address: "Main St 1", locality: "Zurich", postal_code: "8000", country: "CH", formatted: "Main St 1\n8000 Zurich\nCH" },
+    });
+  });
+
+  it("opaque tokens; POST with the token in the Authorization header or in the form body", async () => {
+    const i = await issueTokens(t, { clientPatch: { accessTokenType: "opaque" }, scopes: ["openid", "email"] });
+    const expected = { sub: i.user.id, email: "jane@example.com", email_verified: true };
+    expect((await userinfo({ bearer: i.access })).body).toEqual(expected);
+    expect((await userinfo({ bearer: i.access, method: "POST" })).body).toEqual(expected);
+    const viaForm = await userinfo({ form: { access_token: i.access } });
+    expect(viaForm.status).toBe(200);
+    expect(viaForm.body).toEqual(expected);
+  });
+
+  it("the Bearer scheme is case-insensitive (RFC 7235)", async () => {
+    const i = await issueTokens(t, { scopes: ["openid"] });
+    expect((await userinfo({ headers: { authorization: `bearer ${i.access}` } })).status).toBe(200);
+  });
+});
+
+describe("userinfo refusals", () => {
+  it("no token: 401 with a bare Bearer challenge (RFC 6750 3.1); a query token does not count", async () => {
+    const i = await issueTokens(t, { scopes: ["openid"] });
+    for (const r of [await userinfo(), await userinfo({ query: `?access_token=${i.access}` })]) {
+      expect(r.status).toBe(401);
+      expect(r.challenge).toMatch(/^Bearer /);
+      expect(r.challenge).not.toContain("error=");
+    }
+  });
+
+  it("an unknown, malformed or tampered token: 401 invalid_token", async () => {
+    const i = await issueTokens(t, { scopes: ["openid", "offline_access"] });
+    expect(i.refresh).toBeDefined();
+    expectInvalidToken(await userinfo({ bearer: "unknown" }));
+    expectInvalidToken(await userinfo({ bearer: i.access.slice(0, -4) + "AAAA" }));
+    // The ID token is a JWT we signed, but not an access token.
+    expectInvalidToken(await userinfo({ bearer: i.idToken }));
+    expectInvalidToken(await userinfo({ bearer: i.refresh! }));
+  });
+
+  it("an expired token: 401 invalid_token", async () => {
+    const i = await issueTokens(t, { clientPatch: { accessTokenLifetime: 1 }, scopes: ["openid"] });
+    expect((await userinfo({ bearer: i.access })).status).toBe(200);
+    await sleep(2100);
+    expectInvalidToken(await userinfo({ bearer: i.access }));
+  });
+
+  it("a token revoked by its client or by logout: 401 invalid_token", async () => {
+    for (const patch of [{}, { accessTokenType: "opaque" as const }]) {
+      const a = await issueTokens(t, { clientPatch: patch, scopes: ["openid"] });
+      await revoke(t, a.access, a.auth);
+      expectInvalidToken(await userinfo({ bearer: a.access }));
+      const b = await issueTokens(t, { clientPatch: patch, scopes: ["openid"] });
+      await revokeSessionTokens(t.inst.db, b.sessionId, "logout");
+      expectInvalidToken(await userinfo({ bearer: b.access }));
+    }
+  });
+
+  it("a token with no user (client credentials): 401 invalid_token", async () => {
+    const { client, secret } = await makeClient(t);
+    const cc = await token(t, { grant_type: "client_credentials", scope: "openid" }, { auth: basic(client.id, secret!) });
+    expect(cc.status).toBe(200);
+    expectInvalidToken(await userinfo({ bearer: cc.body.access_token }));
+  });
+
+  it("a token whose user was deleted: 401 invalid_token", async () => {
+    const user = await makeUser(t);
+    const i = await issueTokens(t, { user, scopes: ["openid"] });
+    await deleteUser(t.inst.db, user.id);
+    expectInvalidToken(await userinfo({ bearer: i.access }));
+  });
+
+  it("a token without openid: 403 insufficient_scope", async () => {
+    const i = await issueTokens(t, { scopes: ["profile"] });
+    const r = await userinfo({ bearer: i.access });
+    expect(r.status).toBe(403);
+    expect(r.challenge).toContain('error="insufficient_scope"');
+    expect(r.challenge).toContain('scope="openid"');
+    expect(r.body.error).toBe("insufficient_scope");
+  });
+
+  it("a token in the header and in the body at once: 400 invalid_request", async () => {
+    const i = await issueTokens(t, { scopes: ["openid"] });
+    const r = await userinfo({ bearer: i.access, form: { access_token: i.access } });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_request");
+    expect(r.challenge).toContain('error="invalid_request"');
+  });
+
+  it("a malformed Authorization header and a repeated body parameter: 400 invalid_request", async () => {
+    expect((await userinfo({ headers: { authorization: "Bearer " } })).status).toBe(400);
+    expect((await userinfo({ headers: { authorization: "Bearer a b" } })).status).toBe(400);
+    const repeated = await fetch(t.baseUrl + "/oidc/v1/userinfo", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "access_token=a&access_token=b",
+    });
+    expect(repeated.status).toBe(400);
+  });
+
+  it("other methods: 405", async () => {
+    expect((await userinfo({ method: "PUT" })).status).toBe(405);
+  });
+});
