@@ -1,6 +1,8 @@
 import { cookies, headers } from "next/headers";
 import { getRequestConfig } from "next-intl/server";
+import { instance } from "@/lib/instance";
 import { isLocale, resolveLocale } from "./locales";
+import { applyOverrides, cachedOverrides } from "./overrides";
 
 /** Cookie that keeps the locale chosen at the start of a flow (from `ui_locales`) for its later pages. */
 export const LOCALE_COOKIE = "torii_locale";
@@ -10,5 +12,16 @@ export default getRequestConfig(async () => {
   const pinned = c.get(LOCALE_COOKIE)?.value;
   const locale =
     pinned && isLocale(pinned) ? pinned : resolveLocale({ acceptLanguage: h.get("accept-language"), defaultLocale: "en" });
-  return { locale, messages: (await import(`../../messages/${locale}.json`)).default };
+  const base = (await import(`../../messages/${locale}.json`)).default;
+  return { locale, messages: await withTextOverrides(locale, base) };
 });
+
+/** The login texts administrators overrode for this locale (lib/i18n/overrides.ts), over the catalog. */
+async function withTextOverrides(locale: Parameters<typeof cachedOverrides>[1], base: Record<string, unknown>) {
+  try {
+    return applyOverrides(base, await cachedOverrides((await instance()).db, locale));
+  } catch {
+    // A page must still render when the database is unreachable: the catalog's own texts.
+    return base;
+  }
+}

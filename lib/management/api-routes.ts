@@ -5,6 +5,7 @@ import { featureRoutes } from "./features";
 import { keyRoutes } from "./keys";
 import type { AnyRoute } from "./route";
 import { settingsRoutes } from "./settings";
+import { textRoutes } from "./texts";
 import { userRoutes } from "./users";
 
 /** Every management route: the router serves exactly these, and the OpenAPI document lists exactly these. */
@@ -16,4 +17,5 @@ export const API_ROUTES: AnyRoute[] = [
   ...settingsRoutes,
   ...brandingRoutes,
   ...auditRoutes,
+  ...textRoutes,
 ];

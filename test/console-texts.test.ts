@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyOverrides, cachedOverrides, overrideProblem } from "@/lib/i18n/overrides";
+import en from "@/messages/en.json";
+import { startTestInstance, type TestInstance } from "./harness";
+
+let t: TestInstance;
+beforeAll(async () => {
+  t = await startTestInstance();
+});
+afterAll(() => t.close());
+
+const put = (path: string, json: unknown) => t.api("/management/v1" + path, { method: "PUT", json });
+const get = (path: string) => t.api("/management/v1" + path);
+type Texts = { locale: string; texts: { key: string; default: string; override: string | null }[] };
+const entry = (body: Texts, key: string) => body.texts.find((x) => x.key === key);
+
+describe("login text overrides (management API /texts/{locale})", () => {
+  it("lists every login text of a locale with its default and no override", async () => {
+    const res = await get("/texts/de");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Texts;
+    expect(body.locale).toBe("de");
+    expect(entry(body, "loginName.title")).toMatchObject({ override: null });
+    expect(body.texts.length).toBeGreaterThan(20);
+  });
+
+  it("answers 404 for an unsupported locale and 401 without a token", async () => {
+    expect((await get("/texts/xx")).status).toBe(404);
+    expect((await t.api("/management/v1/texts/en", { auth: false })).status).toBe(401);
+  });
+
+  it("sets an override, which the message loader lays over the catalog, and resets it with null", async () => {
+    let res = await put("/texts/en", { texts: { "loginName.title": "Welcome to ACME" } });
+    expect(res.status).toBe(200);
+    expect(entry((await res.json()) as Texts, "loginName.title")?.override).toBe("Welcome to ACME");
+    const overrides = await cachedOverrides(t.inst.db, "en");
+    expect(overrides).toEqual({ "loginName.title": "Welcome to ACME" });
+    const merged = applyOverrides(en, overrides);
+    expect(merged.login.loginName.title).toBe("Welcome to ACME");
+    // The catalog itself is untouched, and other locales are not affected.
+    expect(en.login.loginName.title).not.toBe("Welcome to ACME");
+    expect(await cachedOverrides(t.inst.db, "fr")).toEqual({});
+
+    res = await put("/texts/en", { texts: { "loginName.title": null } });
+    expect(entry((await res.json()) as Texts, "loginName.title")?.override).toBeNull();
+    expect(await cachedOverrides(t.inst.db, "en")).toEqual({});
+  });
+
+  it("refuses unknown keys, empty texts and arguments the default does not have, with field paths", async () => {
+    const res = await put("/texts/en", {
+      texts: { "no.such.key": "x", "loginName.title": "  ", continueTo: "Go to {app}", "loginName.label": "Name {" },
+    });
+    expect(res.status).toBe(400);
+    const fields = (await res.json()).fields as { path: string; message: string }[];
+    expect(fields.map((f) => f.path).sort()).toEqual(
+      ["texts.continueTo", "texts.loginName.label", "texts.loginName.title", "texts.no.such.key"].sort(),
+    );
+    expect(fields.find((f) => f.path === "texts.continueTo")?.message).toContain("{client}");
+    // Nothing was written.
+    expect(await cachedOverrides(t.inst.db, "en")).toEqual({});
+  });
+
+  it("accepts the default's own arguments and records an audit event", async () => {
+    expect((await put("/texts/en", { texts: { continueTo: "On to {client}" } })).status).toBe(200);
+    const audit = await (await get("/audit?action=texts.updated")).json();
+    expect(audit.events[0].details).toMatchObject({ locale: "en", set: ["continueTo"] });
+  });
+});
+
+describe("overrideProblem", () => {
+  it("checks braces and arguments", () => {
+    expect(overrideProblem("Hello {name}", "Hi {name}!")).toBeNull();
+    expect(overrideProblem("Hello", "Hi {name}")).toMatch(/\{name\}/);
+    expect(overrideProblem("Hello", "Hi }")).toMatch(/braces/);
+  });
+});
