@@ -156,6 +156,7 @@ describe("GET /management/v1/openapi.json", () => {
       "/settings": ["get", "put"],
       "/branding": ["get", "put"],
       "/audit": ["get"],
+      "/texts/{locale}": ["get", "put"],
       "/openapi.json": ["get"],
     };
     for (const [path, methods] of Object.entries(expected)) {
