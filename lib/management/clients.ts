@@ -17,6 +17,7 @@ import {
 } from "@/lib/store/clients";
 import { readSettings } from "@/lib/store/settings";
 import { invalid, invalidFields, notFound, type FieldError } from "./http";
+import { cutOffClient } from "@/lib/store/cut-off";
 import { checkPublicJwk } from "./public-keys";
 import { redirectUriList } from "./redirect-uris";
 import { named, route, type Ctx } from "./route";
@@ -320,6 +321,7 @@ export const clientRoutes = [
       const id = ctx.params.clientId!;
       await ctx.db.transaction(async (tx) => {
         if (!(await deleteClient(tx, id))) throw notFound("client");
+        await cutOffClient(tx, id, "client_deleted");
         await recordAudit(tx, ctx.actor, { action: "client.deleted", targetType: "client", targetId: id, clientId: id });
       });
       return undefined;

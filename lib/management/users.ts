@@ -23,6 +23,9 @@ import {
   type User,
 } from "@/lib/store/users";
 import type { Executor } from "@/lib/db/client";
+import { cutOffUser } from "@/lib/store/cut-off";
+import { and, eq, ne, sql } from "drizzle-orm";
+import { users as usersTable } from "@/db/schema";
 import { conflict, invalid, invalidFields, notFound, parseWith, type FieldError } from "./http";
 import { checkPublicJwk } from "./public-keys";
 import { named, route, type Ctx } from "./route";
@@ -232,6 +235,17 @@ const taken = (name: string) =>
     { path: "username", message: `The username ${JSON.stringify(name)} is taken (usernames are case-insensitive).` },
   ]);
 
+/** The instance must keep at least one unlocked administrator, or nobody could manage it again. */
+async function ensureAnotherAdmin(db: Executor, userId: string): Promise<void> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(usersTable)
+    .where(and(ne(usersTable.id, userId), eq(usersTable.locked, false), sql`'admin' = ANY(${usersTable.roles})`));
+  if (!row || Number(row.n) === 0) {
+    throw conflict("This is the last unlocked administrator: grant the admin role to another user first.");
+  }
+}
+
 async function load(ctx: Ctx): Promise<User> {
   const user = await getUser(ctx.db, ctx.params.userId!);
   if (!user) throw notFound("user");
@@ -344,7 +358,10 @@ export const userRoutes = [
           }
           if (patch.locked !== undefined && patch.locked !== current.locked) {
             await audit(ctx, tx, patch.locked ? "user.locked" : "user.unlocked", current.id);
+            if (patch.locked) await cutOffUser(tx, current.id, "user_locked");
           }
+          const staysAdmin = (patch.roles ?? current.roles).includes("admin") && !(patch.locked ?? current.locked);
+          if (current.roles.includes("admin") && !current.locked && !staysAdmin) await ensureAnotherAdmin(tx, current.id);
           return u!;
         });
         return userView(user, await domain(ctx));
@@ -364,7 +381,10 @@ export const userRoutes = [
     errors: [404],
     async handler(ctx) {
       const id = ctx.params.userId!;
+      const current = await load(ctx);
       await ctx.db.transaction(async (tx) => {
+        if (current.roles.includes("admin") && !current.locked) await ensureAnotherAdmin(tx, id);
+        await cutOffUser(tx, id, "user_deleted");
         if (!(await deleteUser(tx, id))) throw notFound("user");
         await audit(ctx, tx, "user.deleted", id);
       });

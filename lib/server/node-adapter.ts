@@ -34,7 +34,9 @@ export function toWebRequest(req: IncomingMessage, origin: string, body: Buffer 
 }
 
 export async function sendWebResponse(res: ServerResponse, response: Response, extraHeaders: Record<string, string>): Promise<void> {
-  const headers: Record<string, string | string[]> = { ...extraHeaders };
+  // Header names are case-insensitive: a handler's own value replaces the server default.
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(extraHeaders)) headers[k.toLowerCase()] = v;
   response.headers.forEach((value, key) => {
     if (key === "set-cookie") return;
     headers[key] = value;

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { clients, grants, instanceSettings, refreshTokenFamilies, sessions, tokenRevocations, tokens } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
@@ -123,4 +123,23 @@ export async function sessionEnded(db: Executor, sessionId: string, now = new Da
     .from(sessions)
     .where(eq(sessions.id, sessionId));
   return !s || s.endedAt !== null || s.absoluteExpiresAt <= now;
+}
+
+/**
+ * Revokes every live grant of a client or of a user, with all it issued: when a client is deleted
+ * or a user is locked or deleted, nothing issued to them may stay usable.
+ */
+export async function revokeAllGrants(
+  db: Executor,
+  by: { clientId: string } | { userId: string },
+  reason: string,
+  now = new Date(),
+): Promise<number> {
+  const owner = "clientId" in by ? eq(grants.clientId, by.clientId) : eq(grants.userId, by.userId);
+  const open = await db
+    .select({ id: grants.id })
+    .from(grants)
+    .where(and(owner, isNull(grants.revokedAt), gt(grants.expiresAt, now)));
+  for (const g of open) await revokeGrant(db, g.id, reason, now);
+  return open.length;
 }

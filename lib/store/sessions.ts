@@ -149,3 +149,13 @@ export async function openSessionIdsOfUser(db: Executor, userAgentId: string, us
     .where(and(eq(sessions.userAgentId, userAgentId), eq(sessions.userId, userId), isNull(sessions.endedAt)));
   return rows.map((r) => r.id);
 }
+
+/** Ends every open session of a user in every user agent (lock, deletion); returns their ids. */
+export async function endAllSessionsOfUser(db: Executor, userId: string, now = new Date()): Promise<string[]> {
+  const ended = await db
+    .update(sessions)
+    .set({ endedAt: now })
+    .where(and(eq(sessions.userId, userId), isNull(sessions.endedAt)))
+    .returning({ id: sessions.id });
+  return ended.map((s) => s.id);
+}
