@@ -3,6 +3,7 @@ import { ALL_METHODS, ASSERTION_ALGS } from "./client-auth";
 import { USER_CLAIMS } from "./claims";
 import { AUTHORIZE_METADATA } from "./authorize-discovery";
 import { endpointUrl } from "./endpoints";
+import { INTROSPECTION_AUTH_METHODS } from "./introspect";
 import { GRANT } from "./params/token";
 import { KNOWN_SCOPES } from "./scopes";
 
@@ -21,6 +22,14 @@ export function discoveryDocument(issuer: string): Record<string, unknown> {
     grant_types_supported: Object.values(GRANT),
     token_endpoint_auth_methods_supported: ALL_METHODS,
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    introspection_endpoint: endpointUrl(issuer, "introspect"),
+    introspection_endpoint_auth_methods_supported: INTROSPECTION_AUTH_METHODS,
+    introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    revocation_endpoint: endpointUrl(issuer, "revoke"),
+    revocation_endpoint_auth_methods_supported: ALL_METHODS,
+    revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    userinfo_endpoint: endpointUrl(issuer, "userinfo"),
+    end_session_endpoint: endpointUrl(issuer, "endSession"),
     scopes_supported: KNOWN_SCOPES,
     claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "sid", "amr", ...USER_CLAIMS],
     response_types_supported: ["code", "id_token", "id_token token"],

@@ -1,0 +1,76 @@
+import { getTranslations } from "next-intl/server";
+import { cookies } from "next/headers";
+import { instance } from "@/lib/instance";
+import { LOGOUT_PATHS } from "@/lib/oauth/end-session";
+import { logoutCsrf, openPendingLogout } from "@/lib/oauth/end-session-request";
+import { userAgentCookieName } from "@/lib/session/user-agent";
+import { getClient } from "@/lib/store/clients";
+import { findUserAgent, liveSessions } from "@/lib/store/sessions";
+import { getSettings } from "@/lib/store/settings";
+import { Alert, AuthShell } from "@/app/ui/components/auth-shell";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * Asks the user before a logout that end_session could not tie to a client (no valid
+ * id_token_hint for someone signed in here), so that a link on another site cannot sign anyone
+ * out. Never framed (frame-ancestors 'none', X-Frame-Options DENY on every page).
+ */
+export default async function LogoutConfirmPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const sp = await searchParams;
+  const sealed = typeof sp.request === "string" ? sp.request : "";
+  const inst = await instance();
+  const t = await getTranslations("logout");
+  const settings = await getSettings(inst.db);
+  const cookie = (await cookies()).get(userAgentCookieName(inst.config.issuer))?.value;
+  const ua = cookie ? await findUserAgent(inst.db, cookie) : undefined;
+  const pending = ua && sealed ? openPendingLogout(inst.masterKey, sealed, ua.id) : undefined;
+  if (!ua || !pending) {
+    return (
+      <AuthShell settings={settings} title={t("error.title")}>
+        <Alert id="error-message">{t("errors.expired")}</Alert>
+        <p className="muted">{t("error.advice")}</p>
+      </AuthShell>
+    );
+  }
+  const client = pending.client ? await getClient(inst.db, pending.client) : undefined;
+  const sessions = (await liveSessions(inst.db, ua.id)).filter((s) => !pending.user || s.userId === pending.user);
+  return (
+    <AuthShell
+      settings={settings}
+      title={t("confirm.title")}
+      subtitle={client ? t("confirm.leadClient", { client: client.name }) : t("confirm.lead")}
+    >
+      {sessions.length ? (
+        <>
+          <p className="muted">{t("confirm.accounts")}</p>
+          <ul className="account-list" data-testid="logout-accounts">
+            {sessions.map((s) => {
+              const name = [s.user.givenName, s.user.familyName].filter(Boolean).join(" ") || s.user.username;
+              return (
+                <li key={s.id} className="account">
+                  <span className="avatar" aria-hidden="true">
+                    {name.slice(0, 1).toUpperCase()}
+                  </span>
+                  <span className="account-text">
+                    <span className="account-name">{name}</span>
+                    <span className="account-login">
+                      {s.user.username}@{settings.primaryDomain}
+                    </span>
+                  </span>
+                </li>
+              );
+            })}
+          </ul>
+        </>
+      ) : null}
+      <form method="post" action={LOGOUT_PATHS.submit}>
+        <input type="hidden" name="request" value={sealed} />
+        <input type="hidden" name="csrf" value={logoutCsrf(inst.masterKey, ua.id, sealed)} />
+        <button type="submit" className="btn btn-primary" autoFocus>
+          {t("confirm.submit")}
+        </button>
+      </form>
+    </AuthShell>
+  );
+}

@@ -1,0 +1,50 @@
+import { clientAddress } from "@/lib/http/client-address";
+import { instance } from "@/lib/instance";
+import { log } from "@/lib/log";
+import { sameOrigin } from "@/lib/session/csrf";
+import { userAgentOfRequest } from "@/lib/session/user-agent";
+import { errorLocation, LOGOUT_PATHS, performLogout } from "./end-session";
+import { openPendingLogout, verifyLogoutCsrf } from "./end-session-request";
+import { parseForm } from "./form";
+
+function seeOther(issuer: string, location: string): Response {
+  return new Response(null, {
+    status: 303,
+    headers: { Location: location.startsWith("/") ? issuer + location : location, "Cache-Control": "no-store", Pragma: "no-cache" },
+  });
+}
+
+/**
+ * POST /ui/logout/confirm: the user confirmed a logout that end_session could not tie to a
+ * client. The form must come from our own origin, from this browser, with the CSRF token of
+ * this very request; the pending logout must be intact and fresh. Then it happens exactly as
+ * end_session decided it, redirect included.
+ */
+export async function handleLogoutConfirm(request: Request): Promise<Response> {
+  if (request.method !== "POST") return new Response(null, { status: 405, headers: { Allow: "POST", "Cache-Control": "no-store" } });
+  const inst = await instance();
+  const issuer = inst.config.issuer;
+  const refuse = () => seeOther(issuer, errorLocation("expired"));
+  try {
+    if (!sameOrigin(request, issuer)) return refuse();
+    const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== "application/x-www-form-urlencoded") return refuse();
+    const form = parseForm(await request.text());
+    const sealed = form.get("request") ?? "";
+    const ua = await userAgentOfRequest(inst.db, issuer, request);
+    if (!ua || !verifyLogoutCsrf(inst.masterKey, ua.id, sealed, form.get("csrf"))) return refuse();
+    const pending = openPendingLogout(inst.masterKey, sealed, ua.id);
+    if (!pending) return refuse();
+    await performLogout(inst, {
+      userAgentId: ua.id,
+      userId: pending.user,
+      clientId: pending.client,
+      actor: { ip: clientAddress(request), userAgent: request.headers.get("user-agent") },
+      via: "end_session_confirmation",
+    });
+    return seeOther(issuer, pending.redirect ?? LOGOUT_PATHS.signedOut);
+  } catch (err) {
+    log().error({ err }, "logout confirmation failed");
+    return refuse();
+  }
+}

@@ -1,0 +1,43 @@
+import { compactVerify, createLocalJWKSet, type JWTVerifyGetKey } from "jose";
+import type { Executor } from "@/lib/db/client";
+import { publicJwks, SIGNING_ALG } from "@/lib/keys/signing-keys";
+
+export type IdTokenHint = { sub: string; azp: string; sid: string | null };
+
+const CACHE = Symbol.for("torii.endSessionKeySet");
+type G = typeof globalThis & { [CACHE]?: { etag: string; keys: JWTVerifyGetKey } };
+
+async function keySet(db: Executor, masterKey: Buffer): Promise<JWTVerifyGetKey> {
+  const { body, etag } = await publicJwks(db, masterKey);
+  const g = globalThis as G;
+  if (g[CACHE]?.etag !== etag) g[CACHE] = { etag, keys: createLocalJWKSet(JSON.parse(body)) };
+  return g[CACHE]!.keys;
+}
+
+/**
+ * Verifies an `id_token_hint` (RP-Initiated Logout 1.0, 2): an ID token we issued, signed by one
+ * of our published keys with our algorithm (so `alg: none`, HS256 and foreign keys fail), with
+ * our issuer. Its expiry is deliberately not checked: an RP logs a user out long after the ID
+ * token expired (section 4 lets the OP accept such hints). Nor is revocation: a hint only
+ * names the client and the user; logging out twice must keep working. Undefined when invalid.
+ */
+export async function verifyIdTokenHint(
+  env: { db: Executor; masterKey: Buffer; issuer: string },
+  token: string,
+): Promise<IdTokenHint | undefined> {
+  if (token.length > 8192) return undefined;
+  try {
+    const { payload, protectedHeader } = await compactVerify(token, await keySet(env.db, env.masterKey), { algorithms: [SIGNING_ALG] });
+    // An access token (typ at+jwt) is not an ID token, even though we signed it.
+    if ((protectedHeader.typ ?? "JWT") !== "JWT") return undefined;
+    const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
+    if (claims.iss !== env.issuer || typeof claims.sub !== "string" || !claims.sub) return undefined;
+    const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+    // OIDC Core 2: azp names the party the token was issued to; without it, a single audience does.
+    const azp = typeof claims.azp === "string" ? claims.azp : aud.length === 1 && typeof aud[0] === "string" ? aud[0] : undefined;
+    if (!azp || !aud.includes(azp)) return undefined;
+    return { sub: claims.sub, azp, sid: typeof claims.sid === "string" ? claims.sid : null };
+  } catch {
+    return undefined;
+  }
+}

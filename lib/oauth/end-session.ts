@@ -1,0 +1,205 @@
+import { clientAddress } from "@/lib/http/client-address";
+import { resolveLocale } from "@/lib/i18n/locales";
+import { instance, type Instance } from "@/lib/instance";
+import { log } from "@/lib/log";
+import { LOGIN_PATHS } from "@/lib/login/paths";
+import { serializeCookie } from "@/lib/session/cookies";
+import { userAgentOfRequest } from "@/lib/session/user-agent";
+import { recordAudit } from "@/lib/store/audit";
+import { getClient, type Client } from "@/lib/store/clients";
+import { endSessions, liveSessions, openSessionIdsOfUser, type Session } from "@/lib/store/sessions";
+import { getSettings } from "@/lib/store/settings";
+import { revokeSessionTokens } from "@/lib/store/tokens";
+import { findUserByLoginName } from "@/lib/store/users";
+import { verifyIdTokenHint, type IdTokenHint } from "./end-session-hint";
+import { sealPendingLogout } from "./end-session-request";
+
+/** The pages of the logout flow (app/ui/logout) and the signed-out page of the login UI. */
+export const LOGOUT_PATHS = {
+  confirm: "/ui/logout",
+  submit: "/ui/logout/confirm",
+  error: "/ui/logout/error",
+  signedOut: LOGIN_PATHS.signedOut,
+} as const;
+
+/** Why an end_session request is refused; each has a message under `logout.errors`. */
+export const LOGOUT_ERRORS = ["badRequest", "invalidHint", "clientMismatch", "unknownClient", "userMismatch", "expired"] as const;
+export type LogoutError = (typeof LOGOUT_ERRORS)[number];
+
+const PARAMS = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state", "logout_hint", "ui_locales"] as const;
+type Params = Partial<Record<(typeof PARAMS)[number], string>>;
+
+const LOCALE_COOKIE = "torii_locale";
+const FORM_TYPE = "application/x-www-form-urlencoded";
+const MAX_PARAM = 8192;
+
+class Refused extends Error {
+  constructor(readonly reason: LogoutError) {
+    super(reason);
+  }
+}
+
+/** RP-Initiated Logout 1.0 2: GET query or POST form; a repeated or oversized parameter is refused. */
+async function readParams(request: Request): Promise<Params> {
+  let source: URLSearchParams;
+  if (request.method === "POST") {
+    const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== FORM_TYPE) throw new Refused("badRequest");
+    source = new URLSearchParams(await request.text().catch(() => ""));
+  } else {
+    source = new URL(request.url).searchParams;
+  }
+  const out: Params = {};
+  for (const name of PARAMS) {
+    const values = source.getAll(name);
+    if (values.length > 1 || (values[0]?.length ?? 0) > MAX_PARAM) throw new Refused("badRequest");
+    if (values[0]) out[name] = values[0];
+  }
+  return out;
+}
+
+export type Actor = { ip: string | null; userAgent: string | null };
+
+/**
+ * Ends the sessions of a user agent (all, or only `userId`'s) and revokes every token issued
+ * from them (stored tokens, refresh families, grants; JWTs through the session's revocation
+ * record), so introspection, refresh and `prompt=none` all see the logout at once.
+ */
+export async function performLogout(
+  inst: Instance,
+  opts: { userAgentId: string; userId: string | null; clientId: string | null; actor: Actor; via: string },
+): Promise<Session[]> {
+  const ids = opts.userId ? await openSessionIdsOfUser(inst.db, opts.userAgentId, opts.userId) : undefined;
+  if (ids && !ids.length) return [];
+  const ended = await endSessions(inst.db, opts.userAgentId, ids);
+  for (const s of ended) {
+    await revokeSessionTokens(inst.db, s.id, "logout");
+    await recordAudit(
+      inst.db,
+      { type: "user", id: s.userId, ip: opts.actor.ip, userAgent: opts.actor.userAgent },
+      { action: "session.ended", targetType: "session", targetId: s.id, clientId: opts.clientId, details: { reason: "logout", via: opts.via } },
+    );
+  }
+  return ended;
+}
+
+function redirect(issuer: string, location: string, method: string, cookies: string[] = []): Response {
+  const headers = new Headers({
+    Location: location.startsWith("/") ? issuer + location : location,
+    "Cache-Control": "no-store",
+    Pragma: "no-cache",
+  });
+  for (const c of cookies) headers.append("Set-Cookie", c);
+  // 303 turns a POSTed logout into a GET of the next page; a GET keeps the usual 302.
+  return new Response(null, { status: method === "POST" ? 303 : 302, headers });
+}
+
+export function errorLocation(reason: LogoutError): string {
+  return `${LOGOUT_PATHS.error}?reason=${reason}`;
+}
+
+/** The post-logout URI with `state` added unmodified (RP-Initiated Logout 1.0, 3). */
+export function postLogoutLocation(uri: string, state: string | undefined): string {
+  if (state === undefined) return uri;
+  const u = new URL(uri);
+  u.searchParams.set("state", state);
+  return u.toString();
+}
+
+type Decision = {
+  client: Client | null;
+  hint: IdTokenHint | null;
+  /** The checked post-logout redirect (with state), or null for the signed-out page. */
+  redirect: string | null;
+  /** The user whose sessions end (logout_hint); null for every session of the user agent. */
+  userId: string | null;
+};
+
+/**
+ * The rules of spec 4.7 and RP-Initiated Logout 1.0 2-3, in order: a hint must carry our valid
+ * signature; a client_id next to it must name the same client; the redirect URI is checked
+ * against the client so named, and ignored when no client is named; a URI that fails the check
+ * is not followed (the signed-out page is shown instead, never an open redirect).
+ */
+async function decide(inst: Instance, p: Params, primaryDomain: string): Promise<Decision> {
+  let hint: IdTokenHint | null = null;
+  if (p.id_token_hint) {
+    hint = (await verifyIdTokenHint({ db: inst.db, masterKey: inst.masterKey, issuer: inst.config.issuer }, p.id_token_hint)) ?? null;
+    if (!hint) throw new Refused("invalidHint");
+  }
+  if (hint && p.client_id !== undefined && p.client_id !== hint.azp) throw new Refused("clientMismatch");
+
+  let client: Client | null = null;
+  const clientId = hint?.azp ?? p.client_id;
+  if (clientId) {
+    client = (clientId.length <= 200 ? await getClient(inst.db, clientId) : undefined) ?? null;
+    // A client_id that names nobody is a broken request; a hint whose client was deleted since
+    // is still a good hint, it just has no redirect URIs left.
+    if (!client && !hint) throw new Refused("unknownClient");
+  }
+
+  let redirectTo: string | null = null;
+  const uri = p.post_logout_redirect_uri;
+  if (uri && client && client.postLogoutRedirectUris.includes(uri)) redirectTo = postLogoutLocation(uri, p.state);
+
+  let userId: string | null = null;
+  if (p.logout_hint) {
+    const user = await findUserByLoginName(inst.db, p.logout_hint, primaryDomain);
+    // A logout_hint for someone other than the ID token's subject is contradictory.
+    if (user && hint && user.id !== hint.sub) throw new Refused("userMismatch");
+    userId = user?.id ?? null;
+  }
+  return { client, hint, redirect: redirectTo, userId };
+}
+
+/**
+ * GET and POST /oidc/v1/end_session (RP-Initiated Logout 1.0). The request is tied to its
+ * client, and the logout happens at once, only when it carries a valid id_token_hint for a user
+ * signed in in this browser; otherwise (a bare link any site could embed) the user confirms on
+ * a CSRF-protected page first. Errors go to an error page and are never redirected.
+ */
+export async function handleEndSession(request: Request): Promise<Response> {
+  if (request.method !== "GET" && request.method !== "POST") {
+    return new Response(null, { status: 405, headers: { Allow: "GET, POST", "Cache-Control": "no-store" } });
+  }
+  let inst: Instance;
+  try {
+    inst = await instance();
+  } catch (err) {
+    log().error({ err }, "end_session: instance unavailable");
+    return new Response("Service unavailable", { status: 503, headers: { "Cache-Control": "no-store" } });
+  }
+  const issuer = inst.config.issuer;
+  try {
+    const p = await readParams(request);
+    const settings = await getSettings(inst.db);
+    const cookies: string[] = [];
+    if (p.ui_locales) {
+      const locale = resolveLocale({ uiLocales: p.ui_locales, acceptLanguage: request.headers.get("accept-language"), defaultLocale: settings.defaultLocale });
+      cookies.push(serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: issuer.startsWith("https://") }));
+    }
+    const d = await decide(inst, p, settings.primaryDomain);
+    const done = (r: string | null) => redirect(issuer, r ?? LOGOUT_PATHS.signedOut, request.method, cookies);
+
+    const ua = await userAgentOfRequest(inst.db, issuer, request);
+    if (!ua) return done(d.redirect);
+    const live = (await liveSessions(inst.db, ua.id)).filter((s) => !d.userId || s.userId === d.userId);
+    const tied = d.hint !== null && live.some((s) => s.id === d.hint!.sid || s.userId === d.hint!.sub);
+    if (live.length && !tied) {
+      const sealed = sealPendingLogout(inst.masterKey, { ua: ua.id, client: d.client?.id ?? null, user: d.userId, redirect: d.redirect });
+      return redirect(issuer, `${LOGOUT_PATHS.confirm}?request=${encodeURIComponent(sealed)}`, request.method, cookies);
+    }
+    await performLogout(inst, {
+      userAgentId: ua.id,
+      userId: d.userId,
+      clientId: d.client?.id ?? null,
+      actor: { ip: clientAddress(request), userAgent: request.headers.get("user-agent") },
+      via: "end_session",
+    });
+    return done(d.redirect);
+  } catch (err) {
+    if (err instanceof Refused) return redirect(issuer, errorLocation(err.reason), request.method);
+    log().error({ err }, "end_session failed");
+    return redirect(issuer, errorLocation("badRequest"), request.method);
+  }
+}
