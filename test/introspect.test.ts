@@ -136,6 +136,12 @@ describe("introspection client authentication", () => {
     expect((await r.json()).error).toBe("invalid_request");
     const get = await fetch(t.baseUrl + "/oauth/v2/introspect?token=" + i.access, { headers: { authorization: i.auth } });
     expect(get.status).toBe(405);
+    // Not form-encoded, or a repeated parameter: invalid_request, never a 500.
+    for (const [type, body] of [["application/json", JSON.stringify({ token: i.access })], ["application/x-www-form-urlencoded", `token=${i.access}&token=x`]]) {
+      const bad = await fetch(t.baseUrl + "/oauth/v2/introspect", { method: "POST", headers: { "content-type": type!, authorization: i.auth }, body });
+      expect(bad.status).toBe(400);
+      expect((await bad.json()).error).toBe("invalid_request");
+    }
   });
 });
 

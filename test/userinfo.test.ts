@@ -168,3 +168,19 @@ describe("userinfo refusals", () => {
     expect((await userinfo({ method: "PUT" })).status).toBe(405);
   });
 });
+
+describe("userinfo for browser-based clients", () => {
+  it("answers a CORS preflight and lets any origin read the answer (the bearer token is the credential)", async () => {
+    const pre = await fetch(t.baseUrl + "/oidc/v1/userinfo", {
+      method: "OPTIONS",
+      headers: { origin: "https://spa.example", "access-control-request-method": "GET", "access-control-request-headers": "authorization" },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe("*");
+    expect(pre.headers.get("access-control-allow-headers")).toMatch(/authorization/i);
+    const i = await issueTokens(t, { scopes: ["openid"] });
+    const r = await userinfo({ bearer: i.access, headers: { origin: "https://spa.example" } });
+    expect(r.res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(r.res.headers.get("access-control-allow-credentials")).toBeNull();
+  });
+});
