@@ -20,3 +20,20 @@ describe("discovery", () => {
     for (const [k, v] of Object.entries(doc)) if (k.endsWith("_alg_values_supported")) expect(v).not.toContain("none");
   });
 });
+
+describe("discovery follows the features", () => {
+  const TE = "urn:ietf:params:oauth:grant-type:token-exchange";
+  const grants = async () =>
+    ((await (await fetch(t.baseUrl + "/.well-known/openid-configuration")).json()) as { grant_types_supported: string[] })
+      .grant_types_supported;
+
+  it("advertises token exchange only while the feature is enabled", async () => {
+    expect(await grants()).not.toContain(TE);
+    expect(await grants()).toContain("authorization_code");
+    const put = await t.api("/management/v1/features", { method: "PUT", json: { tokenExchange: true } });
+    expect(put.status).toBe(200);
+    expect(await grants()).toContain(TE);
+    await t.api("/management/v1/features", { method: "PUT", json: { tokenExchange: false } });
+    expect(await grants()).not.toContain(TE);
+  });
+});

@@ -1,3 +1,4 @@
+import type { Features } from "@/db/schema";
 import { SIGNING_ALG } from "@/lib/keys/signing-keys";
 import { ALL_METHODS, ASSERTION_ALGS } from "./client-auth";
 import { USER_CLAIMS } from "./claims";
@@ -11,15 +12,14 @@ import { KNOWN_SCOPES } from "./scopes";
  * The OpenID Connect Discovery 1.0 document. It advertises exactly what works: an endpoint or
  * value is listed here only once it is implemented and tested. `none` is never an algorithm.
  */
-export function discoveryDocument(issuer: string): Record<string, unknown> {
+export function discoveryDocument(issuer: string, features: Features): Record<string, unknown> {
   return {
     issuer,
     authorization_endpoint: endpointUrl(issuer, "authorize"),
     token_endpoint: endpointUrl(issuer, "token"),
     jwks_uri: endpointUrl(issuer, "keys"),
-    // Token exchange is listed because the server implements it; an instance answers
-    // unsupported_grant_type for it until the tokenExchange feature is enabled.
-    grant_types_supported: Object.values(GRANT),
+    // Token exchange is a beta feature: advertised only while the instance has it enabled.
+    grant_types_supported: Object.values(GRANT).filter((g) => g !== GRANT.tokenExchange || features.tokenExchange),
     token_endpoint_auth_methods_supported: ALL_METHODS,
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     introspection_endpoint: endpointUrl(issuer, "introspect"),
