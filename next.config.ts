@@ -16,8 +16,12 @@ const nextConfig: NextConfig = {
   async headers() {
     return [
       { source: "/:path*", headers: common },
-      // The authorization endpoint sets its own CSP (lib/http/security-headers.ts, setsOwnCsp).
-      { source: "/:path((?!oauth/v2/authorize).*)", headers: [{ key: "Content-Security-Policy", value: PAGE_CSP }] },
+      // Pages: in production the server entry sets a per-request nonce policy, which a static
+      // rule here would overwrite, so this one serves `next dev` only. The authorization endpoint
+      // sets its own CSP (lib/http/security-headers.ts, setsOwnCsp).
+      ...(process.env.NODE_ENV === "production"
+        ? []
+        : [{ source: "/:path((?!oauth/v2/authorize).*)", headers: [{ key: "Content-Security-Policy", value: PAGE_CSP }] }]),
       {
         source: "/:prefix(oauth|oidc|management|\\.well-known)/:path((?!v2/authorize).*)",
         headers: [{ key: "Content-Security-Policy", value: API_CSP }],

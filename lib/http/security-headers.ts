@@ -3,18 +3,27 @@
  * next.config.ts to what Next serves (also under `next dev`).
  */
 
-/** Pages: own origin only, never framed. Next's hydration needs inline scripts. */
-export const PAGE_CSP = [
-  "default-src 'self'",
-  "script-src 'self' 'unsafe-inline'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
+/**
+ * Pages: own origin only, never framed. Next's hydration needs inline scripts: in production the
+ * server entry gives every page request a fresh nonce (Next reads it from the request's CSP header
+ * and stamps its own scripts with it), so no other inline script runs. `next dev` has no such
+ * entry and gets the `'unsafe-inline'` variant.
+ */
+export function pageCsp(nonce?: string): string {
+  return [
+    "default-src 'self'",
+    nonce ? `script-src 'self' 'nonce-${nonce}'` : "script-src 'self' 'unsafe-inline'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+export const PAGE_CSP = pageCsp();
 
 /** JSON and other non-HTML responses: nothing may load or frame them. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";

@@ -1,7 +1,8 @@
+import { randomBytes } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Config } from "@/lib/config";
 import { CLIENT_ADDRESS_HEADER, resolveClientAddress } from "@/lib/http/client-address";
-import { API_CSP, commonSecurityHeaders, PAGE_CSP, setsOwnCsp } from "@/lib/http/security-headers";
+import { API_CSP, commonSecurityHeaders, pageCsp, setsOwnCsp } from "@/lib/http/security-headers";
 import { log } from "@/lib/log";
 import { BodyTooLarge, readBody, sendWebResponse, toWebRequest } from "./node-adapter";
 import { fastHandlerFor } from "./routes";
@@ -19,11 +20,7 @@ export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): h
   return http.createServer(async (req, res) => {
     // Handlers learn the peer address only from this header, which a client can never set itself.
     const address = resolveClientAddress(req.socket.remoteAddress, header(req, "x-forwarded-for"), cfg.trustProxy);
-    req.headers[CLIENT_ADDRESS_HEADER] = address;
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      if (req.rawHeaders[i]!.toLowerCase() === CLIENT_ADDRESS_HEADER) req.rawHeaders.splice(i, 2), (i -= 2);
-    }
-    req.rawHeaders.push(CLIENT_ADDRESS_HEADER, address);
+    setRequestHeader(req, CLIENT_ADDRESS_HEADER, address);
 
     const pathname = (req.url ?? "/").split("?")[0]!;
     const handler = fastHandlerFor(pathname);
@@ -36,7 +33,13 @@ export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): h
         return;
       }
       for (const [k, v] of Object.entries(common)) res.setHeader(k, v);
-      if (!setsOwnCsp(pathname)) res.setHeader("Content-Security-Policy", PAGE_CSP);
+      // A request never chooses its own policy: Next takes the script nonce from this header.
+      setRequestHeader(req, "content-security-policy", undefined);
+      if (!setsOwnCsp(pathname)) {
+        const csp = pageCsp(randomBytes(16).toString("base64"));
+        res.setHeader("Content-Security-Policy", csp);
+        setRequestHeader(req, "content-security-policy", csp);
+      }
       if (fallback) return await fallback(req, res);
       res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ error: "not_found" }));
     } catch (err) {
@@ -50,6 +53,19 @@ export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): h
       res.end(JSON.stringify({ error: "server_error", error_description: "The server encountered an unexpected condition." }));
     }
   });
+}
+
+/** Replaces (or with `undefined` removes) a request header in both of Node's views of it. */
+function setRequestHeader(req: IncomingMessage, name: string, value: string | undefined): void {
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]!.toLowerCase() === name) req.rawHeaders.splice(i, 2), (i -= 2);
+  }
+  if (value === undefined) {
+    delete req.headers[name];
+  } else {
+    req.headers[name] = value;
+    req.rawHeaders.push(name, value);
+  }
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
