@@ -8,6 +8,7 @@ import { getClient } from "@/lib/store/clients";
 import { findUserAgent, liveSessions } from "@/lib/store/sessions";
 import { getSettings } from "@/lib/store/settings";
 import { Alert, AuthShell } from "@/app/ui/components/auth-shell";
+import { AccountIdentity } from "@/app/ui/components/account-identity";
 
 export const dynamic = "force-dynamic";
 
@@ -46,18 +47,9 @@ export default async function LogoutConfirmPage({ searchParams }: { searchParams
           <p className="muted">{t("confirm.accounts")}</p>
           <ul className="account-list" data-testid="logout-accounts">
             {sessions.map((s) => {
-              const name = [s.user.givenName, s.user.familyName].filter(Boolean).join(" ") || s.user.username;
               return (
                 <li key={s.id} className="account">
-                  <span className="avatar" aria-hidden="true">
-                    {name.slice(0, 1).toUpperCase()}
-                  </span>
-                  <span className="account-text">
-                    <span className="account-name">{name}</span>
-                    <span className="account-login">
-                      {s.user.username}@{settings.primaryDomain}
-                    </span>
-                  </span>
+                  <AccountIdentity user={s.user} primaryDomain={settings.primaryDomain} />
                 </li>
               );
             })}

@@ -5,6 +5,7 @@ import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "../flow";
 import { FlowExpired } from "../flow-expired";
+import { AccountIdentity } from "@/app/ui/components/account-identity";
 
 export const dynamic = "force-dynamic";
 
@@ -22,7 +23,6 @@ export default async function AccountsPage({ searchParams }: { searchParams: Pro
       {req.formError === "sessionGone" ? <Alert id="form-error">{t("errors.sessionGone")}</Alert> : null}
       <ul className="account-list">
         {sessions.map((s, i) => {
-          const name = [s.user.givenName, s.user.familyName].filter(Boolean).join(" ") || s.user.username;
           const fresh = sessionSatisfies(req, s, now);
           return (
             <li key={s.id}>
@@ -30,15 +30,7 @@ export default async function AccountsPage({ searchParams }: { searchParams: Pro
                 <FlowFields id={flow.id} csrf={flow.csrf} />
                 <input type="hidden" name="sessionId" value={s.id} />
                 <button type="submit" className={`account${hinted(s.user.username) ? " account-hinted" : ""}`} autoFocus={i === 0}>
-                  <span className="avatar" aria-hidden="true">
-                    {name.slice(0, 1).toUpperCase()}
-                  </span>
-                  <span className="account-text">
-                    <span className="account-name">{name}</span>
-                    <span className="account-login">
-                      {s.user.username}@{settings.primaryDomain}
-                    </span>
-                  </span>
+                  <AccountIdentity user={s.user} primaryDomain={settings.primaryDomain} />
                   <span className={`badge${fresh ? " badge-ok" : ""}`}>
                     {hinted(s.user.username) ? t("accounts.hinted") : fresh ? t("accounts.active") : t("accounts.expired")}
                   </span>
