@@ -1,0 +1,129 @@
+import { getTranslations } from "next-intl/server";
+import { CONSOLE_PATH } from "@/lib/console/client";
+import { api, requireAdmin } from "@/lib/console/next";
+import { EmptyState, FormatDate, PageHeader } from "../../_components/ui";
+
+export const dynamic = "force-dynamic";
+const PAGE = 50;
+
+type Event = {
+  id: number;
+  occurredAt: string;
+  actorType: string;
+  actorId: string | null;
+  action: string;
+  targetType: string | null;
+  targetId: string | null;
+  clientId: string | null;
+  ip: string | null;
+  details: Record<string, unknown> | null;
+};
+
+const FILTERS = ["action", "actorId", "targetId", "clientId", "from", "to"] as const;
+
+/** A datetime-local value (no zone) read as UTC, the zone the table shows. */
+const asIso = (v: string) => (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(v) ? `${v.length === 16 ? v + ":00" : v}Z` : v);
+
+export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, string | undefined>> }) {
+  const admin = await requireAdmin(`${CONSOLE_PATH}/audit`);
+  const sp = await searchParams;
+  const t = await getTranslations("console.audit");
+  const tc = await getTranslations("console.common");
+  const offset = Math.max(0, Number.parseInt(sp.offset ?? "0", 10) || 0);
+  const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
+  for (const f of FILTERS) {
+    const v = (sp[f] ?? "").trim();
+    if (v) query.set(f, f === "from" || f === "to" ? asIso(v) : v);
+  }
+  const r = await api<{ events: Event[]; total: number }>(admin.user, "GET", `/audit?${query}`);
+  const events = r.ok ? r.data.events : [];
+  const total = r.ok ? r.data.total : 0;
+  const link = (o: number) => {
+    const p = new URLSearchParams();
+    for (const f of FILTERS) if (sp[f]) p.set(f, sp[f]!);
+    if (o) p.set("offset", String(o));
+    return `${CONSOLE_PATH}/audit${p.size ? `?${p}` : ""}`;
+  };
+  return (
+    <>
+      <PageHeader title={t("title")} lead={t("lead")} />
+      <form method="get" action={`${CONSOLE_PATH}/audit`} className="panel panel-pad filter-form" role="search" aria-label={t("filters")}>
+        <div className="filter-grid">
+          {FILTERS.map((f) => (
+            <div className="field" key={f}>
+              <label htmlFor={`f-${f}`}>{t(`filter.${f}`)}</label>
+              <input id={`f-${f}`} name={f} type={f === "from" || f === "to" ? "datetime-local" : "text"} defaultValue={sp[f] ?? ""} placeholder={f === "action" ? "client.created" : undefined} />
+            </div>
+          ))}
+        </div>
+        <div className="form-actions">
+          <button type="submit" className="btn btn-primary btn-auto">
+            {t("apply")}
+          </button>
+          <a className="btn btn-secondary" href={`${CONSOLE_PATH}/audit`}>
+            {t("clear")}
+          </a>
+        </div>
+      </form>
+      {!r.ok ? (
+        <div className="alert alert-error" role="alert">
+          {r.fields.map((f) => `${f.path}: ${f.message}`).join(" ") || r.message}
+        </div>
+      ) : null}
+      <div className="panel">
+        {events.length === 0 ? (
+          <EmptyState title={t("emptyTitle")} text={t("emptyText")} />
+        ) : (
+          <div className="table-wrap">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">{t("time")}</th>
+                  <th scope="col">{t("event")}</th>
+                  <th scope="col">{t("actor")}</th>
+                  <th scope="col">{t("target")}</th>
+                  <th scope="col">{t("client")}</th>
+                  <th scope="col">{t("ip")}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {events.map((e) => (
+                  <tr key={e.id}>
+                    <td className="nowrap small">
+                      <FormatDate iso={e.occurredAt} />
+                    </td>
+                    <td>
+                      <a className="row-link" href={link(0).split("?")[0] + `?action=${encodeURIComponent(e.action)}`}>
+                        <code>{e.action}</code>
+                      </a>
+                      {e.details ? <div className="details small muted">{JSON.stringify(e.details).slice(0, 160)}</div> : null}
+                    </td>
+                    <td className="small">
+                      {e.actorId ? (
+                        <a href={`${CONSOLE_PATH}/audit?actorId=${encodeURIComponent(e.actorId)}`}>
+                          <code className="id">{e.actorId}</code>
+                        </a>
+                      ) : (
+                        <span className="muted">{e.actorType}</span>
+                      )}
+                    </td>
+                    <td className="small">{e.targetId ? <code className="id">{e.targetId}</code> : <span className="muted">{e.targetType ?? "—"}</span>}</td>
+                    <td className="small">{e.clientId ? <code className="id">{e.clientId}</code> : <span className="muted">—</span>}</td>
+                    <td className="small muted">{e.ip ?? "—"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <div className="pager">
+          <span className="muted small">{tc("range", { from: total ? offset + 1 : 0, to: offset + events.length, total })}</span>
+          <span className="pager-links">
+            {offset > 0 ? <a className="btn btn-secondary" href={link(Math.max(0, offset - PAGE))}>{tc("newer")}</a> : null}
+            {offset + PAGE < total ? <a className="btn btn-secondary" href={link(offset + PAGE)}>{tc("older")}</a> : null}
+          </span>
+        </div>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,23 @@
+import { getTranslations } from "next-intl/server";
+import { setFeature } from "@/lib/console/actions";
+import { CONSOLE_PATH } from "@/lib/console/client";
+import { apiGet, requireAdmin } from "@/lib/console/next";
+import { FeatureToggle } from "../../_components/toggle";
+import { PageHeader } from "../../_components/ui";
+
+export const dynamic = "force-dynamic";
+
+export default async function FeaturesPage() {
+  const admin = await requireAdmin(`${CONSOLE_PATH}/features`);
+  const t = await getTranslations("console.features");
+  const f = (await apiGet<{ tokenExchange: boolean; impersonation: boolean }>(admin.user, "/features"))!;
+  return (
+    <>
+      <PageHeader title={t("title")} lead={t("lead")} />
+      <div className="panel toggles">
+        <FeatureToggle action={setFeature} csrf={admin.csrf} feature="tokenExchange" enabled={f.tokenExchange} label={t("tokenExchange")} description={t("tokenExchangeText")} savedLabel={t("saved")} />
+        <FeatureToggle action={setFeature} csrf={admin.csrf} feature="impersonation" enabled={f.impersonation} label={t("impersonation")} description={t("impersonationText")} savedLabel={t("saved")} />
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,74 @@
+import { getTranslations } from "next-intl/server";
+import { CONSOLE_PATH } from "@/lib/console/client";
+import { requireAdmin } from "@/lib/console/next";
+import { instance } from "@/lib/instance";
+import { getSettings } from "@/lib/store/settings";
+import { NavLink } from "../_components/nav-link";
+import "../console.css";
+
+const SECTIONS = [
+  ["overview", ""],
+  ["applications", "/applications"],
+  ["users", "/users"],
+  ["features", "/features"],
+  ["keys", "/keys"],
+  ["branding", "/branding"],
+  ["texts", "/texts"],
+  ["settings", "/settings"],
+  ["audit", "/audit"],
+] as const;
+
+/** The console frame: sidebar navigation (a top bar on phones), the signed-in administrator, sign-out. */
+export default async function ConsoleLayout({ children }: { children: React.ReactNode }) {
+  const admin = await requireAdmin();
+  const t = await getTranslations("console");
+  const settings = await getSettings((await instance()).db);
+  const product = settings.branding.productName || "Torii";
+  return (
+    <div className="console">
+      <a href="#main" className="skip-link">
+        {t("nav.skip")}
+      </a>
+      <aside className="console-side">
+        <a className="console-brand" href={CONSOLE_PATH}>
+          {settings.logoContentType ? (
+            // eslint-disable-next-line @next/next/no-img-element
+            <img className="brand-logo" src="/ui/branding/logo" alt="" height={28} />
+          ) : (
+            <span className="brand-mark" aria-hidden="true">
+              {product.slice(0, 1).toUpperCase()}
+            </span>
+          )}
+          <span className="console-brand-text">
+            <span>{product}</span>
+            <span className="console-brand-sub">{t("nav.console")}</span>
+          </span>
+        </a>
+        <nav aria-label={t("nav.label")} className="console-nav">
+          {SECTIONS.map(([key, path]) => (
+            <NavLink key={key} href={CONSOLE_PATH + path} exact={path === ""}>
+              {t(`nav.${key}`)}
+            </NavLink>
+          ))}
+        </nav>
+        <div className="console-user">
+          <span className="avatar" aria-hidden="true">
+            {admin.user.username.slice(0, 1).toUpperCase()}
+          </span>
+          <span className="console-user-name" title={admin.user.username}>
+            {admin.user.username}
+          </span>
+          <form method="post" action={`${CONSOLE_PATH}/signout`}>
+            <input type="hidden" name="csrf" value={admin.csrf} />
+            <button type="submit" className="btn btn-ghost">
+              {t("nav.signOut")}
+            </button>
+          </form>
+        </div>
+      </aside>
+      <main id="main" className="console-main" tabIndex={-1}>
+        {children}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,64 @@
+import { getTranslations } from "next-intl/server";
+import { CONSOLE_CLIENT_ID, CONSOLE_PATH } from "@/lib/console/client";
+import { apiGet, requireAdmin } from "@/lib/console/next";
+import { Badge, FormatDate, PageHeader, Section } from "../_components/ui";
+
+export const dynamic = "force-dynamic";
+
+export default async function OverviewPage() {
+  const admin = await requireAdmin(CONSOLE_PATH);
+  const t = await getTranslations("console");
+  const [clients, users, keys, features, audit] = await Promise.all([
+    apiGet<{ clients: { clientId: string }[] }>(admin.user, "/clients"),
+    apiGet<{ total: number }>(admin.user, "/users?limit=1"),
+    apiGet<{ keys: { kid: string; status: string }[] }>(admin.user, "/keys"),
+    apiGet<{ tokenExchange: boolean; impersonation: boolean }>(admin.user, "/features"),
+    apiGet<{ events: { id: number; action: string; occurredAt: string; actorId: string | null }[] }>(admin.user, "/audit?limit=6"),
+  ]);
+  const apps = (clients?.clients ?? []).filter((c) => c.clientId !== CONSOLE_CLIENT_ID).length;
+  const active = keys?.keys.find((k) => k.status === "active");
+  const cards = [
+    { href: "/applications", label: t("nav.applications"), value: String(apps) },
+    { href: "/users", label: t("nav.users"), value: String(users?.total ?? 0) },
+    { href: "/keys", label: t("overview.activeKey"), value: active ? active.kid.slice(0, 10) + "…" : "—" },
+  ];
+  return (
+    <>
+      <PageHeader title={t("overview.title")} lead={t("overview.lead", { name: admin.user.username })} />
+      <div className="stat-grid">
+        {cards.map((c) => (
+          <a key={c.href} className="stat" href={CONSOLE_PATH + c.href}>
+            <span className="stat-label">{c.label}</span>
+            <span className="stat-value">{c.value}</span>
+          </a>
+        ))}
+        <a className="stat" href={`${CONSOLE_PATH}/features`}>
+          <span className="stat-label">{t("nav.features")}</span>
+          <span className="stat-badges">
+            <Badge tone={features?.tokenExchange ? "ok" : undefined}>
+              {t("features.tokenExchange")}: {features?.tokenExchange ? t("common.on") : t("common.off")}
+            </Badge>
+            <Badge tone={features?.impersonation ? "ok" : undefined}>
+              {t("features.impersonation")}: {features?.impersonation ? t("common.on") : t("common.off")}
+            </Badge>
+          </span>
+        </a>
+      </div>
+      <Section title={t("overview.recent")}>
+        <ul className="event-list">
+          {(audit?.events ?? []).map((e) => (
+            <li key={e.id}>
+              <code>{e.action}</code>
+              <span className="muted">
+                <FormatDate iso={e.occurredAt} />
+              </span>
+            </li>
+          ))}
+        </ul>
+        <p>
+          <a href={`${CONSOLE_PATH}/audit`}>{t("overview.allEvents")}</a>
+        </p>
+      </Section>
+    </>
+  );
+}

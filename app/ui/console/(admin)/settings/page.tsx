@@ -1,0 +1,81 @@
+import { getTranslations } from "next-intl/server";
+import { saveSettings } from "@/lib/console/actions";
+import { CONSOLE_PATH } from "@/lib/console/client";
+import { apiGet, requireAdmin } from "@/lib/console/next";
+import { LOCALES } from "@/lib/i18n/locales";
+import { ConsoleForm, Field, Hidden, Select } from "../../_components/form";
+import { PageHeader } from "../../_components/ui";
+
+export const dynamic = "force-dynamic";
+
+type Settings = {
+  primaryDomain: string;
+  defaultLocale: string;
+  lifetimes: Record<string, number>;
+  rateLimits: Record<string, number>;
+  lockoutPolicy: { maxFailures: number; windowSeconds: number };
+  passwordPolicy: { minLength: number; requireUppercase: boolean; requireLowercase: boolean; requireNumber: boolean; requireSymbol: boolean };
+};
+
+const LIFETIMES = ["accessToken", "idToken", "refreshToken", "authCode", "sessionIdle", "sessionAbsolute"] as const;
+const POLICY_FLAGS = ["requireUppercase", "requireLowercase", "requireNumber", "requireSymbol"] as const;
+
+export default async function SettingsPage() {
+  const admin = await requireAdmin(`${CONSOLE_PATH}/settings`);
+  const t = await getTranslations("console.settings");
+  const tl = await getTranslations("console.texts.locale");
+  const s = (await apiGet<Settings>(admin.user, "/settings"))!;
+  return (
+    <>
+      <PageHeader title={t("title")} lead={t("lead")} />
+      <div className="panel panel-pad">
+        <ConsoleForm action={saveSettings} csrf={admin.csrf} submitLabel={t("save")}>
+          <fieldset className="form-section">
+            <legend>{t("general")}</legend>
+            <div className="field-row">
+              <Field name="primaryDomain" label={t("primaryDomain")} hint={t("primaryDomainHint")} defaultValue={s.primaryDomain} mono />
+              <Select name="defaultLocale" label={t("defaultLocale")} defaultValue={s.defaultLocale} options={LOCALES.map((l) => ({ value: l, label: tl(l) }))} />
+            </div>
+          </fieldset>
+          <fieldset className="form-section">
+            <legend>{t("lifetimes")}</legend>
+            <p className="hint">{t("lifetimesHint")}</p>
+            <div className="field-row three">
+              {LIFETIMES.map((k) => (
+                <Field key={k} name={`lifetimes.${k}`} type="number" label={t(`lifetime.${k}`)} defaultValue={s.lifetimes[k]} hint={t("seconds")} />
+              ))}
+            </div>
+          </fieldset>
+          <fieldset className="form-section">
+            <legend>{t("lockout")}</legend>
+            <div className="field-row">
+              <Field name="lockoutPolicy.maxFailures" type="number" label={t("maxFailures")} defaultValue={s.lockoutPolicy.maxFailures} />
+              <Field name="lockoutPolicy.windowSeconds" type="number" label={t("windowSeconds")} defaultValue={s.lockoutPolicy.windowSeconds} hint={t("seconds")} />
+            </div>
+          </fieldset>
+          <fieldset className="form-section">
+            <legend>{t("passwordPolicy")}</legend>
+            <Field name="passwordPolicy.minLength" type="number" label={t("minLength")} defaultValue={s.passwordPolicy.minLength} />
+            <div className="checks-row">
+              {POLICY_FLAGS.map((k) => (
+                <label key={k} className="check">
+                  <Hidden name={`passwordPolicy.${k}`} value="false" />
+                  <input type="checkbox" name={`passwordPolicy.${k}`} value="true" defaultChecked={s.passwordPolicy[k]} />
+                  <span>{t(`policy.${k}`)}</span>
+                </label>
+              ))}
+            </div>
+          </fieldset>
+          <fieldset className="form-section">
+            <legend>{t("rateLimits")}</legend>
+            <div className="field-row three">
+              {Object.entries(s.rateLimits).map(([k, v]) => (
+                <Field key={k} name={`rateLimits.${k}`} type="number" label={t.has(`rate.${k}`) ? t(`rate.${k}` as never) : k} defaultValue={v} hint={t("perMinute")} />
+              ))}
+            </div>
+          </fieldset>
+        </ConsoleForm>
+      </div>
+    </>
+  );
+}

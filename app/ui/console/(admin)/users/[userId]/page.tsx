@@ -1,0 +1,205 @@
+import { getTranslations } from "next-intl/server";
+import { notFound } from "next/navigation";
+import { addMachineKey, createPat, deleteUser, removeMachineKey, revokePat, setUserAccess, setUserPassword } from "@/lib/console/actions";
+import { CONSOLE_PATH } from "@/lib/console/client";
+import { apiGet, requireAdmin } from "@/lib/console/next";
+import { Checks, ConsoleForm, Field, Hidden } from "../../../_components/form";
+import { Badge, FormatDate, PageHeader, Section } from "../../../_components/ui";
+import { UserForm, type UserData } from "../../../_components/user-forms";
+
+export const dynamic = "force-dynamic";
+
+type Key = { keyId: string; alg: string; createdAt: string; expiresAt: string | null };
+type Pat = { id: string; createdAt: string; expiresAt: string | null; lastUsedAt: string | null };
+
+export default async function UserPage({ params }: { params: Promise<{ userId: string }> }) {
+  const { userId } = await params;
+  const path = `/users/${encodeURIComponent(userId)}`;
+  const admin = await requireAdmin(CONSOLE_PATH + path);
+  const t = await getTranslations("console.users");
+  const user = await apiGet<UserData>(admin.user, path);
+  if (!user) notFound();
+  const [keys, pats] = await Promise.all([
+    user.type === "machine" ? apiGet<{ keys: Key[] }>(admin.user, `${path}/keys`) : null,
+    apiGet<{ pats: Pat[] }>(admin.user, `${path}/pats`),
+  ]);
+  const display = user.type === "machine" ? user.name : [user.givenName, user.familyName].filter(Boolean).join(" ");
+  return (
+    <>
+      <PageHeader
+        title={user.username}
+        back={{ href: `${CONSOLE_PATH}/users`, label: t("title") }}
+        lead={
+          <span className="id-line">
+            {display ? <span>{display}</span> : null}
+            <code className="id">{user.loginName}</code>
+            <Badge>{t(`type.${user.type}`)}</Badge>
+            {user.locked ? <Badge tone="danger">{t("locked")}</Badge> : <Badge tone="ok">{t("active")}</Badge>}
+            {user.roles.map((r) => (
+              <Badge key={r} tone="brand">
+                {r === "admin" ? t("roleAdmin") : t("roleImpersonation")}
+              </Badge>
+            ))}
+          </span>
+        }
+      />
+      <div className="two-col">
+        <Section title={t("profile")} id="profile">
+          <UserForm csrf={admin.csrf} type={user.type} user={user} />
+        </Section>
+        <div className="stack-lg">
+          <Section title={t("access")} description={t("accessText")} id="access">
+            <ConsoleForm action={setUserAccess} csrf={admin.csrf} submitLabel={t("saveRoles")}>
+              <Hidden name="userId" value={user.id} />
+              <Hidden name="rolesForm" value="1" />
+              <Checks
+                name="roles"
+                legend={t("roles")}
+                defaultValues={user.roles}
+                options={[
+                  { value: "admin", label: t("roleAdmin"), hint: t("roleAdminHint") },
+                  { value: "impersonation", label: t("roleImpersonation"), hint: t("roleImpersonationHint") },
+                ]}
+              />
+            </ConsoleForm>
+            <hr className="divider" />
+            <p className="hint">{user.locked ? t("lockedText") : t("unlockedText")}</p>
+            <ConsoleForm action={setUserAccess} csrf={admin.csrf} submitLabel={user.locked ? t("unlock") : t("lock")} inline danger={!user.locked}>
+              <Hidden name="userId" value={user.id} />
+              <Hidden name="locked" value={user.locked ? "false" : "true"} />
+            </ConsoleForm>
+          </Section>
+          {user.type === "human" ? (
+            <Section title={t("password")} description={t("passwordText")} id="password">
+              <ConsoleForm action={setUserPassword} csrf={admin.csrf} submitLabel={t("setPassword")}>
+                <Hidden name="userId" value={user.id} />
+                <Field name="password" type="password" label={t("newPassword")} autoComplete="new-password" required />
+              </ConsoleForm>
+            </Section>
+          ) : null}
+        </div>
+      </div>
+      {keys ? (
+        <Section title={t("keys")} description={t("keysText")} id="keys">
+          {keys.keys.length ? (
+            <div className="table-wrap">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">{t("keyId")}</th>
+                    <th scope="col">{t("alg")}</th>
+                    <th scope="col">{t("createdAt")}</th>
+                    <th scope="col">{t("expiresAt")}</th>
+                    <th scope="col">
+                      <span className="sr-only">{t("actions")}</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {keys.keys.map((k) => (
+                    <tr key={k.keyId}>
+                      <td>
+                        <code className="id">{k.keyId}</code>
+                      </td>
+                      <td>{k.alg}</td>
+                      <td className="nowrap small">
+                        <FormatDate iso={k.createdAt} />
+                      </td>
+                      <td className="nowrap small">
+                        <FormatDate iso={k.expiresAt} />
+                      </td>
+                      <td className="cell-actions">
+                        <ConsoleForm action={removeMachineKey} csrf={admin.csrf} submitLabel={t("remove")} inline>
+                          <Hidden name="userId" value={user.id} />
+                          <Hidden name="keyId" value={k.keyId} />
+                        </ConsoleForm>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          ) : (
+            <p className="panel-empty">{t("noKeys")}</p>
+          )}
+          <div className="split">
+            <div>
+              <h3>{t("generateKey")}</h3>
+              <p className="hint">{t("generateKeyText")}</p>
+              <ConsoleForm action={addMachineKey} csrf={admin.csrf} submitLabel={t("generate")}>
+                <Hidden name="userId" value={user.id} />
+              </ConsoleForm>
+            </div>
+            <div>
+              <h3>{t("addKey")}</h3>
+              <ConsoleForm action={addMachineKey} csrf={admin.csrf} submitLabel={t("addKeySubmit")}>
+                <Hidden name="userId" value={user.id} />
+                <Field name="publicKey" label={t("publicKey")} multiline rows={5} mono hint={t("publicKeyHint")} placeholder='{"kty": "RSA", "n": "...", "e": "AQAB"}' />
+              </ConsoleForm>
+            </div>
+          </div>
+        </Section>
+      ) : null}
+      <Section title={t("pats")} description={t("patsText")} id="pats">
+        {pats?.pats.length ? (
+          <div className="table-wrap">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">{t("patId")}</th>
+                  <th scope="col">{t("createdAt")}</th>
+                  <th scope="col">{t("expiresAt")}</th>
+                  <th scope="col">{t("lastUsed")}</th>
+                  <th scope="col">
+                    <span className="sr-only">{t("actions")}</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {pats.pats.map((p) => (
+                  <tr key={p.id}>
+                    <td>
+                      <code className="id">{p.id}</code>
+                    </td>
+                    <td className="nowrap small">
+                      <FormatDate iso={p.createdAt} />
+                    </td>
+                    <td className="nowrap small">
+                      <FormatDate iso={p.expiresAt} />
+                    </td>
+                    <td className="nowrap small">
+                      <FormatDate iso={p.lastUsedAt} />
+                    </td>
+                    <td className="cell-actions">
+                      <ConsoleForm action={revokePat} csrf={admin.csrf} submitLabel={t("revoke")} inline>
+                        <Hidden name="userId" value={user.id} />
+                        <Hidden name="patId" value={p.id} />
+                      </ConsoleForm>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : (
+          <p className="panel-empty">{t("noPats")}</p>
+        )}
+        <ConsoleForm action={createPat} csrf={admin.csrf} submitLabel={t("createPat")}>
+          <Hidden name="userId" value={user.id} />
+          <Field name="expiresAt" type="date" label={t("patExpires")} hint={t("patExpiresHint")} />
+        </ConsoleForm>
+      </Section>
+      <Section title={t("dangerTitle")} description={t("deleteText")} id="danger">
+        <details className="confirm">
+          <summary className="btn btn-danger-outline">{t("delete")}</summary>
+          <div className="confirm-body">
+            <p>{t("deleteConfirm", { name: user.username })}</p>
+            <ConsoleForm action={deleteUser} csrf={admin.csrf} submitLabel={t("deleteForever")} danger inline>
+              <Hidden name="userId" value={user.id} />
+            </ConsoleForm>
+          </div>
+        </details>
+      </Section>
+    </>
+  );
+}

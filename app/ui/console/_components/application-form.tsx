@@ -1,0 +1,58 @@
+import { getTranslations } from "next-intl/server";
+import { createApplication, updateApplication } from "@/lib/console/actions";
+import { AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from "@/lib/store/clients";
+import { Checkbox, Checks, ConsoleForm, Field, Hidden, Select } from "./form";
+
+export type ClientData = {
+  clientId: string;
+  name: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  responseTypes: string[];
+  grantTypes: string[];
+  authMethod: string;
+  jwks: { keys: unknown[] } | null;
+  accessTokenType: string;
+  idTokenUserinfoAssertion: boolean;
+  accessTokenLifetime: number;
+  idTokenLifetime: number;
+  refreshTokenLifetime: number;
+  hasSecret: boolean;
+  createdAt: string;
+};
+
+/** Every registration field of the management API, by its API name. */
+export async function ApplicationForm({ csrf, client, defaults }: { csrf: string; client?: ClientData; defaults: { accessToken: number; idToken: number; refreshToken: number } }) {
+  const t = await getTranslations("console.applications");
+  const edit = !!client;
+  return (
+    <ConsoleForm action={edit ? updateApplication : createApplication} csrf={csrf} submitLabel={edit ? t("save") : t("create")} hideOnSuccess={!edit}>
+      {client ? <Hidden name="clientId" value={client.clientId} /> : null}
+      <fieldset className="form-section">
+        <legend>{t("sectionGeneral")}</legend>
+        <Field name="name" label={t("name")} required defaultValue={client?.name} placeholder={t("namePlaceholder")} />
+        <Field name="redirectUris" label={t("redirectUris")} multiline mono hint={t("redirectUrisHint")} defaultValue={client?.redirectUris.join("\n")} placeholder="https://app.example.com/callback" />
+        <Field name="postLogoutRedirectUris" label={t("postLogoutRedirectUris")} multiline mono hint={t("oneperline")} defaultValue={client?.postLogoutRedirectUris.join("\n")} />
+      </fieldset>
+      <fieldset className="form-section">
+        <legend>{t("sectionFlows")}</legend>
+        <div className="field-row">
+          <Checks name="responseTypes" legend={t("responseTypes")} options={RESPONSE_TYPES.map((v) => ({ value: v, label: v }))} defaultValues={client?.responseTypes ?? ["code"]} />
+          <Checks name="grantTypes" legend={t("grantTypes")} options={GRANT_TYPES.map((v) => ({ value: v, label: t(`grant.${v.replace(/[^a-z_]/g, "_")}` as never) }))} defaultValues={client?.grantTypes ?? ["authorization_code"]} />
+        </div>
+        <Select name="authMethod" label={t("authMethod")} defaultValue={client?.authMethod ?? "client_secret_basic"} options={AUTH_METHODS.map((v) => ({ value: v, label: t(`auth.${v}`) }))} hint={t("authMethodHint")} />
+        <Field name="jwks" label={t("jwks")} multiline rows={5} mono hint={t("jwksHint")} defaultValue={client?.jwks ? JSON.stringify(client.jwks, null, 2) : ""} placeholder='{"keys": [ ... ]}' />
+      </fieldset>
+      <fieldset className="form-section">
+        <legend>{t("sectionTokens")}</legend>
+        <Select name="accessTokenType" label={t("accessTokenType")} defaultValue={client?.accessTokenType ?? "jwt"} options={[{ value: "jwt", label: t("tokenJwt") }, { value: "opaque", label: t("tokenOpaque") }]} />
+        <Checkbox name="idTokenUserinfoAssertion" label={t("idTokenUserinfoAssertion")} hint={t("idTokenUserinfoAssertionHint")} defaultChecked={client?.idTokenUserinfoAssertion} />
+        <div className="field-row three">
+          <Field name="accessTokenLifetime" type="number" label={t("accessTokenLifetime")} defaultValue={client?.accessTokenLifetime} placeholder={String(defaults.accessToken)} hint={t("seconds")} />
+          <Field name="idTokenLifetime" type="number" label={t("idTokenLifetime")} defaultValue={client?.idTokenLifetime} placeholder={String(defaults.idToken)} hint={t("seconds")} />
+          <Field name="refreshTokenLifetime" type="number" label={t("refreshTokenLifetime")} defaultValue={client?.refreshTokenLifetime} placeholder={String(defaults.refreshToken)} hint={t("seconds")} />
+        </div>
+      </fieldset>
+    </ConsoleForm>
+  );
+}

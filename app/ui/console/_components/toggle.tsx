@@ -1,0 +1,58 @@
+"use client";
+
+import { useActionState, useRef } from "react";
+import type { ActionState } from "@/lib/console/state";
+
+type Action = (prev: ActionState, form: FormData) => Promise<ActionState>;
+
+/** A labelled switch saved as soon as it changes (the feature toggles). */
+export function FeatureToggle({
+  action,
+  csrf,
+  feature,
+  enabled,
+  label,
+  description,
+  savedLabel,
+}: {
+  action: Action;
+  csrf: string;
+  feature: string;
+  enabled: boolean;
+  label: string;
+  description: string;
+  savedLabel: string;
+}) {
+  const [state, formAction, pending] = useActionState(action, { seq: 0 });
+  const form = useRef<HTMLFormElement>(null);
+  const id = `feature-${feature}`;
+  return (
+    <form ref={form} action={formAction} className="toggle-row">
+      <input type="hidden" name="csrf" value={csrf} />
+      <input type="hidden" name="feature" value={feature} />
+      <input type="hidden" name="enabled" value="false" />
+      <div className="toggle-text">
+        <label htmlFor={id} className="toggle-label">
+          {label}
+        </label>
+        <p className="hint" id={`${id}-desc`}>
+          {description}
+        </p>
+      </div>
+      <span className="toggle-status" role="status" aria-live="polite">
+        {pending ? "…" : state.ok ? savedLabel : state.message ?? ""}
+      </span>
+      <input
+        id={id}
+        type="checkbox"
+        role="switch"
+        className="switch"
+        name="enabled"
+        value="true"
+        defaultChecked={enabled}
+        aria-describedby={`${id}-desc`}
+        onChange={() => form.current?.requestSubmit()}
+      />
+    </form>
+  );
+}

@@ -1,0 +1,4 @@
+import { handleConsoleCallback } from "@/lib/console/routes";
+
+export const dynamic = "force-dynamic";
+export const GET = handleConsoleCallback;

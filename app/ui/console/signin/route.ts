@@ -1,0 +1,4 @@
+import { handleConsoleSignIn } from "@/lib/console/routes";
+
+export const dynamic = "force-dynamic";
+export const GET = handleConsoleSignIn;

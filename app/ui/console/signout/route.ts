@@ -1,0 +1,4 @@
+import { handleConsoleSignOut } from "@/lib/console/routes";
+
+export const dynamic = "force-dynamic";
+export const POST = handleConsoleSignOut;

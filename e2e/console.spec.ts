@@ -1,0 +1,465 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { expect, test, type Page, type Request } from "@playwright/test";
+import { createUser, RelyingParty } from "./rp";
+import { callbackParams, PASSWORD, uniqueName } from "./login-helpers";
+import { adminApi, BASE_URL } from "./support";
+import { CONSOLE, consoleSession, createAdmin, expectOneH1, SHOTS } from "./console-helpers";
+
+let admin: { id: string; name: string };
+
+test.beforeAll(async () => {
+  admin = await createAdmin();
+});
+
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: `${SHOTS}/console-${name}.png`, fullPage: true });
+}
+
+test("applications: create with inline errors, secret once, use it in a code flow, edit, search, delete", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name);
+  await expectOneH1(page, "Overview");
+  await shot(page, "overview-en-desktop");
+
+  await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: "Applications" }).click();
+  await expectOneH1(page, "Applications");
+  if (await page.getByText("No applications yet").isVisible()) await shot(page, "applications-empty-en-desktop");
+  await page.getByRole("link", { name: "New application" }).first().click();
+  await expectOneH1(page, "New application");
+
+  // Form fields carry the management API's field names.
+  for (const name of ["name", "redirectUris", "postLogoutRedirectUris", "responseTypes", "grantTypes", "authMethod", "jwks", "accessTokenType", "idTokenUserinfoAssertion", "accessTokenLifetime", "idTokenLifetime", "refreshTokenLifetime"]) {
+    await expect(page.locator(`[name="${name}"]`).first()).toBeAttached();
+  }
+
+  // The API's field errors appear next to their inputs, and what was typed stays.
+  const appName = uniqueName("Shop ");
+  await page.locator('[name="name"]').fill(appName);
+  await page.locator('[name="redirectUris"]').fill("https://shop.example.com/cb#frag");
+  await page.locator('[name="accessTokenLifetime"]').fill("0");
+  await page.getByRole("button", { name: "Create application" }).click();
+  await expect(page.locator(".alert-error")).toContainText("Please correct the marked fields.");
+  await expect(page.locator("#redirectUris-error")).toBeVisible();
+  await expect(page.locator("#accessTokenLifetime-error")).toBeVisible();
+  await expect(page.locator('[name="redirectUris"]')).toHaveAttribute("aria-invalid", "true");
+  await expect(page.locator('[name="name"]')).toHaveValue(appName);
+  await shot(page, "application-new-errors-en-desktop");
+
+  // A real listener for the redirect URI (a route handler would not see the server's redirect).
+  const cb = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<h1>callback</h1>"));
+  await new Promise<void>((r) => cb.listen(0, "127.0.0.1", r));
+  const redirectUri = `http://localhost:${(cb.address() as AddressInfo).port}/console-cb`;
+  await page.locator('[name="redirectUris"]').fill(redirectUri);
+  await page.locator('[name="accessTokenLifetime"]').fill("");
+  await page.getByRole("button", { name: "Create application" }).click();
+  await expect(page.getByRole("status").first()).toContainText(`Application ${appName} was created.`);
+  const secret = (await page.getByTestId("secret-value").textContent())!.trim();
+  expect(secret.length).toBeGreaterThan(30);
+  await expect(page.getByRole("button", { name: "Copy" })).toBeVisible();
+  await shot(page, "application-created-en-desktop");
+
+  await page.getByRole("link", { name: "Open the application" }).click();
+  await expectOneH1(page, appName);
+  const clientId = decodeURIComponent(new URL(page.url()).pathname.split("/").pop()!);
+  // Never shown again.
+  await expect(page.getByText(secret)).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByTestId("secret-value")).toHaveCount(0);
+  await shot(page, "application-detail-en-desktop");
+
+  // Use it: a code flow with PKCE through the hosted login (the console's session is reused).
+  const { verifier, challenge } = RelyingParty.pkce();
+  const q = new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: "code", scope: "openid", state: "s1", code_challenge: challenge, code_challenge_method: "S256" });
+  await page.goto(`${BASE_URL}/oauth/v2/authorize?${q}`);
+  await page.waitForURL(redirectUri + "**");
+  const code = callbackParams(page.url()).code!;
+  const tokenRes = await fetch(BASE_URL + "/oauth/v2/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", authorization: "Basic " + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString("base64") },
+    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier }),
+  });
+  expect(tokenRes.status).toBe(200);
+  expect((await tokenRes.json()).id_token).toBeTruthy();
+  cb.close();
+
+  // Regenerate: a new secret shown once; the old one stops working.
+  await page.goto(`${CONSOLE}/applications/${encodeURIComponent(clientId)}`);
+  await page.getByRole("button", { name: "Regenerate secret" }).click();
+  const secret2 = (await page.getByTestId("secret-value").textContent())!.trim();
+  expect(secret2).not.toBe(secret);
+
+  // Edit.
+  await page.locator('[name="name"]').fill(appName + " v2");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await expect(page.getByRole("status").first()).toHaveText("Saved.");
+  expect((await (await adminApi(`/clients/${encodeURIComponent(clientId)}`)).json()).name).toBe(appName + " v2");
+
+  // List and search.
+  await page.goto(`${CONSOLE}/applications`);
+  await expect(page.getByRole("link", { name: appName + " v2" })).toBeVisible();
+  await shot(page, "applications-en-desktop");
+  await page.getByRole("searchbox").fill("no-such-application");
+  await page.getByRole("button", { name: "Search" }).click();
+  await expect(page.getByText("No application matches this search.")).toBeVisible();
+
+  // Delete, with a confirmation step.
+  await page.goto(`${CONSOLE}/applications/${encodeURIComponent(clientId)}`);
+  await page.getByText("Delete application…").click();
+  await expect(page.getByText(`Delete ${appName} v2 and revoke its tokens?`)).toBeVisible();
+  await page.getByRole("button", { name: "Yes, delete" }).click();
+  await page.waitForURL(/\/ui\/console\/applications\?deleted=1/);
+  await expect(page.getByText("The application was deleted.")).toBeVisible();
+  expect((await adminApi(`/clients/${encodeURIComponent(clientId)}`)).status).toBe(404);
+
+  // Phone width.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${CONSOLE}/applications/new`);
+  await shot(page, "application-new-en-phone");
+  await context.close();
+});
+
+test("users: create human and machine users, lock, roles, password, keys and tokens", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name);
+  await page.goto(`${CONSOLE}/users/new`);
+  await expectOneH1(page, "New user");
+  const username = uniqueName("carol");
+  await page.locator('[name="username"]').fill(username);
+  await page.locator('[name="email"]').fill("not-an-email");
+  await page.locator('[name="givenName"]').fill("Carol");
+  await page.locator('[name="familyName"]').fill("Jones");
+  await page.locator('[name="password"]').fill("short");
+  await page.getByRole("button", { name: "Create user" }).click();
+  await expect(page.locator("#email-error")).toBeVisible();
+  await page.locator('[name="email"]').fill(`${username}@example.com`);
+  await page.locator('[name="password"]').fill(PASSWORD);
+  await page.getByRole("button", { name: "Create user" }).click();
+  await expect(page.getByRole("status").first()).toContainText(`User ${username} was created.`);
+  await page.getByRole("link", { name: "Open the user" }).click();
+  await expectOneH1(page, username);
+  const userId = new URL(page.url()).pathname.split("/").pop()!;
+
+  // Roles: grant administrator and impersonation.
+  await page.locator("#section-access").getByLabel("Administrator").check();
+  await page.locator("#section-access").getByLabel("Impersonation").check();
+  await page.getByRole("button", { name: "Save roles" }).click();
+  await expect(page.locator("#section-access").getByRole("status")).toHaveText("Saved.");
+  expect((await (await adminApi(`/users/${userId}`)).json()).roles.sort()).toEqual(["admin", "impersonation"]);
+  await page.reload();
+  await page.locator("#section-access").getByLabel("Administrator").uncheck();
+  await page.getByRole("button", { name: "Save roles" }).click();
+  await expect(page.locator("#section-access").getByRole("status")).toHaveText("Saved.");
+  expect((await (await adminApi(`/users/${userId}`)).json()).roles).toEqual(["impersonation"]);
+
+  // Lock and unlock.
+  await page.getByRole("button", { name: "Lock user" }).click();
+  await expect(page.getByRole("button", { name: "Unlock user" })).toBeVisible();
+  expect((await (await adminApi(`/users/${userId}`)).json()).locked).toBe(true);
+  await page.getByRole("button", { name: "Unlock user" }).click();
+  await expect(page.getByRole("button", { name: "Lock user" })).toBeVisible();
+
+  // Password, checked by the policy.
+  await page.locator("input#password").fill("x");
+  await page.getByRole("button", { name: "Set password" }).click();
+  await expect(page.locator("#password-error")).toBeVisible();
+  await page.locator("input#password").fill("Another-Pass-42");
+  await page.getByRole("button", { name: "Set password" }).click();
+  await expect(page.getByText("The password was set.")).toBeVisible();
+
+  // Edit the profile.
+  await page.locator('[name="nickname"]').fill("CJ");
+  await page.getByRole("button", { name: "Save profile" }).click();
+  await expect(page.getByText("Saved.").first()).toBeVisible();
+  expect((await (await adminApi(`/users/${userId}`)).json()).nickname).toBe("CJ");
+  await shot(page, "user-detail-en-desktop");
+
+  // A machine user: generate a key pair (private key offered once), and a PAT.
+  await page.goto(`${CONSOLE}/users/new?type=machine`);
+  await expectOneH1(page, "New machine user");
+  const bot = uniqueName("bot");
+  await page.locator('[name="username"]').fill(bot);
+  await page.locator('[name="name"]').fill("Build robot");
+  await page.getByRole("button", { name: "Create user" }).click();
+  await page.getByRole("link", { name: "Open the user" }).click();
+  await page.getByRole("button", { name: "Generate key pair" }).click();
+  await expect(page.getByRole("link", { name: "Download" })).toBeVisible();
+  const privateKey = JSON.parse((await page.getByTestId("secret-value").textContent())!);
+  expect(privateKey.d).toBeTruthy();
+  await shot(page, "machine-key-generated-en-desktop");
+  await page.reload();
+  await expect(page.locator("#section-keys table tbody tr")).toHaveCount(1);
+  await expect(page.getByTestId("secret-value")).toHaveCount(0);
+
+  await page.getByRole("button", { name: "Create token" }).click();
+  const pat = (await page.getByTestId("secret-value").textContent())!.trim();
+  expect(pat.length).toBeGreaterThan(20);
+  await page.reload();
+  await expect(page.locator("#section-pats table tbody tr")).toHaveCount(1);
+  await shot(page, "machine-user-en-desktop");
+
+  // List with search.
+  await page.goto(`${CONSOLE}/users?q=${encodeURIComponent(username)}`);
+  await expect(page.getByRole("link", { name: username })).toBeVisible();
+  await expect(page.getByRole("link", { name: bot })).toHaveCount(0);
+  await page.goto(`${CONSOLE}/users`);
+  await shot(page, "users-en-desktop");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, "users-en-phone");
+  await context.close();
+});
+
+test("features: toggles save at once and the token endpoint follows", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name);
+  await page.goto(`${CONSOLE}/features`);
+  await expectOneH1(page, "Features");
+  const exchange = () =>
+    fetch(BASE_URL + "/oauth/v2/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:token-exchange", subject_token: "x", subject_token_type: "urn:ietf:params:oauth:token-type:access_token" }),
+    }).then((r) => r.json());
+  expect((await exchange()).error).toBe("unsupported_grant_type");
+
+  const toggle = page.getByRole("switch", { name: "Token exchange" });
+  await expect(toggle).not.toBeChecked();
+  await toggle.check();
+  await expect(page.locator(".toggle-row").first().getByRole("status")).toHaveText("Saved");
+  expect((await (await adminApi("/features")).json()).tokenExchange).toBe(true);
+  expect((await exchange()).error).not.toBe("unsupported_grant_type");
+  await shot(page, "features-en-desktop");
+
+  await page.reload();
+  await expect(page.getByRole("switch", { name: "Token exchange" })).toBeChecked();
+  await page.getByRole("switch", { name: "Token exchange" }).uncheck();
+  await expect(page.locator(".toggle-row").first().getByRole("status")).toHaveText("Saved");
+  expect((await exchange()).error).toBe("unsupported_grant_type");
+  await context.close();
+});
+
+test("keys: rotate now, and the new key is published", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name);
+  await page.goto(`${CONSOLE}/keys`);
+  await expectOneH1(page, "Signing keys");
+  const before = await page.locator("tbody tr").count();
+  await page.getByRole("button", { name: "Rotate now" }).click();
+  const msg = await page.getByRole("status").first().textContent();
+  const kid = /Key (\S+) now signs/.exec(msg ?? "")![1]!;
+  await expect(page.locator("tbody tr")).toHaveCount(before + 1);
+  await expect(page.locator(`tr[data-kid="${kid}"]`)).toContainText("Active");
+  const jwks = await (await fetch(BASE_URL + "/oauth/v2/keys")).json();
+  expect(jwks.keys.map((k: { kid: string }) => k.kid)).toContain(kid);
+  await shot(page, "keys-en-desktop");
+  await context.close();
+});
+
+test("branding: live preview, saved colors on the login page; texts: override and reset", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name);
+  await page.goto(`${CONSOLE}/branding`);
+  await expectOneH1(page, "Branding");
+  await page.locator("#primaryColor").fill("#0f766e");
+  await page.locator("#productName").fill("ACME ID");
+  // The preview follows before saving.
+  await expect(page.getByTestId("brand-preview").locator(".preview-button")).toHaveCSS("background-color", "rgb(15, 118, 110)");
+  await expect(page.getByTestId("brand-preview")).toContainText("ACME ID");
+  await page.locator("#primaryColor").fill("teal");
+  await page.getByRole("button", { name: "Save branding" }).click();
+  await expect(page.locator("#primaryColor-error")).toBeVisible();
+  await page.locator("#primaryColor").fill("#0f766e");
+  await page.getByRole("button", { name: "Save branding" }).click();
+  await expect(page.getByRole("status").first()).toHaveText("Saved.");
+  await shot(page, "branding-en-desktop");
+
+  // A login page in another browser shows the color and name at once.
+  const visitor = await browser.newContext({ locale: "en-US" });
+  const login = await visitor.newPage();
+  await login.goto(`${CONSOLE}/signin`);
+  await expect(login.locator('input[name="loginName"]')).toBeVisible();
+  await expect(login.locator("button[type=submit]")).toHaveCSS("background-color", "rgb(15, 118, 110)");
+  await expect(login.locator(".brand")).toContainText("ACME ID");
+
+  // Texts: override the login page title in English, see it, reset it.
+  await page.goto(`${CONSOLE}/texts?locale=en`);
+  await expectOneH1(page, "Login texts");
+  await page.locator('[name="texts.loginName.title"]').fill("Welcome to ACME");
+  await page.locator('[name="texts.continueTo"]').fill("to reach {app}");
+  await page.getByRole("button", { name: "Save texts" }).click();
+  await expect(page.locator('[id="texts.continueTo-error"]')).toContainText("{client}");
+  await page.locator('[name="texts.continueTo"]').fill("to continue to {client}");
+  await page.getByRole("button", { name: "Save texts" }).click();
+  await expect(page.getByRole("status").first()).toHaveText("Saved.");
+  await shot(page, "texts-en-desktop");
+  await login.reload();
+  await expect(login.locator("h1")).toHaveText("Welcome to ACME");
+  // Other languages keep their own text.
+  const de = await browser.newContext({ locale: "de-DE", extraHTTPHeaders: { "Accept-Language": "de" } });
+  const dePage = await de.newPage();
+  await dePage.goto(`${CONSOLE}/signin`);
+  await expect(dePage.locator("h1")).not.toHaveText("Welcome to ACME");
+
+  await page.reload();
+  await page.locator(".text-item.is-overridden").first().getByRole("button", { name: "Reset to default" }).click();
+  await expect(page.getByRole("status").first()).toHaveText("The text was reset to its default.");
+  await login.reload();
+  await expect(login.locator("h1")).not.toHaveText("Welcome to ACME");
+
+  // Back to the default look for the other tests' screenshots.
+  await adminApi("/branding", { method: "PUT", json: { primaryColor: "#c2410c", productName: "Torii" } });
+  await Promise.all([visitor.close(), de.close(), context.close()]);
+});
+
+test("settings and audit log", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name);
+  await page.goto(`${CONSOLE}/settings`);
+  await expectOneH1(page, "Settings");
+  await page.locator('[name="lockoutPolicy.maxFailures"]').fill("0");
+  await page.getByRole("button", { name: "Save settings" }).click();
+  await expect(page.locator('[id="lockoutPolicy.maxFailures-error"]')).toBeVisible();
+  await page.locator('[name="lockoutPolicy.maxFailures"]').fill("7");
+  await page.locator('[name="lifetimes.accessToken"]').fill("1800");
+  await page.getByRole("button", { name: "Save settings" }).click();
+  await expect(page.getByRole("status").first()).toHaveText("Saved.");
+  const s = await (await adminApi("/settings")).json();
+  expect(s.lockoutPolicy.maxFailures).toBe(7);
+  expect(s.lifetimes.accessToken).toBe(1800);
+  await shot(page, "settings-en-desktop");
+
+  await page.goto(`${CONSOLE}/audit`);
+  await expectOneH1(page, "Audit log");
+  await expect(page.locator("tbody tr").first()).toBeVisible();
+  await shot(page, "audit-en-desktop");
+  await page.locator("#f-action").fill("settings.updated");
+  await page.getByRole("button", { name: "Apply filters" }).click();
+  await expect(page.locator("tbody tr").first()).toContainText("settings.updated");
+  const actions = await page.locator("tbody tr td:nth-child(2) code").allTextContents();
+  expect(new Set(actions)).toEqual(new Set(["settings.updated"]));
+  await page.locator("#f-actorId").fill(admin.id);
+  await page.getByRole("button", { name: "Apply filters" }).click();
+  await expect(page.locator("tbody tr").first()).toContainText(admin.id);
+  await page.locator("#f-actorId").fill("nobody-at-all");
+  await page.getByRole("button", { name: "Apply filters" }).click();
+  await expect(page.getByText("No event matches these filters.")).toBeVisible();
+  await context.close();
+});
+
+test("the console in German, and on a phone", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name, { locale: "de-DE" });
+  await expectOneH1(page, "Übersicht");
+  await page.goto(`${CONSOLE}/applications/new`);
+  await expectOneH1(page, "Neue Anwendung");
+  await shot(page, "application-new-de-desktop");
+  await page.goto(`${CONSOLE}/features`);
+  await expect(page.getByRole("switch", { name: "Token-Austausch" })).toBeVisible();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${CONSOLE}`);
+  await shot(page, "overview-de-phone");
+  await context.close();
+});
+
+test("keyboard: skip link and sidebar reachable with Tab", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name);
+  await page.goto(`${CONSOLE}/applications`);
+  await page.keyboard.press("Tab");
+  await expect(page.getByRole("link", { name: "Skip to content" })).toBeFocused();
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Tab");
+  await expect(page.locator(":focus")).toHaveText(/Overview/);
+  await page.keyboard.press("Enter");
+  await page.waitForURL(CONSOLE);
+  await context.close();
+});
+
+test("sign-out ends the console session", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name);
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL(/\/ui\/console\/signed-out/);
+  await expectOneH1(page, "Signed out");
+  await page.goto(`${CONSOLE}/users`);
+  // Back at the hosted login: the password is asked for again.
+  await expect(page.locator('input[name="loginName"], input[name="password"]').first()).toBeVisible();
+  expect(new URL(page.url()).pathname.startsWith("/ui/login")).toBe(true);
+  await context.close();
+});
+
+test.describe("a non-administrator", () => {
+  test("sees a clear 'not allowed' page on every console page and no data", async ({ browser }) => {
+    const plain = uniqueName("plain");
+    await createUser(plain, PASSWORD);
+    const secretApp = uniqueName("Hidden App ");
+    await adminApi("/clients", { json: { name: secretApp, redirectUris: ["https://hidden.example.com/cb"] } });
+    const { context, page } = await consoleSession(browser, plain);
+    await page.waitForURL(`${CONSOLE}/not-allowed`);
+    await expectOneH1(page, "Not allowed");
+    await expect(page.getByText(`You are signed in as ${plain}`)).toBeVisible();
+    await shot(page, "not-allowed-en-desktop");
+    for (const path of ["", "/applications", "/applications/new", "/users", "/users/new", "/features", "/keys", "/branding", "/texts", "/settings", "/audit"]) {
+      const res = await page.goto(CONSOLE + path);
+      expect(page.url(), path).toBe(`${CONSOLE}/not-allowed`);
+      expect(res?.status()).toBe(200);
+      const html = await page.content();
+      expect(html).not.toContain(secretApp);
+      expect(html).not.toContain(admin.name);
+    }
+    // "Use another account" signs in as an administrator.
+    await page.getByRole("link", { name: "Use another account" }).click();
+    await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+    await context.close();
+  });
+
+  test("cannot run a console action by a direct POST, and an administrator cannot without the CSRF token", async ({ browser }) => {
+    // Record a real console action (the feature toggle) as the administrator.
+    const { context: adminCtx, page } = await consoleSession(browser, admin.name);
+    await page.goto(`${CONSOLE}/features`);
+    let captured: Request | undefined;
+    page.on("request", (r) => {
+      if (r.method() === "POST" && r.headers()["next-action"]) captured = r;
+    });
+    await page.getByRole("switch", { name: "Impersonation" }).check();
+    await expect(page.locator(".toggle-row").nth(1).getByRole("status")).toHaveText("Saved");
+    expect((await (await adminApi("/features")).json()).impersonation).toBe(true);
+    // Off again, through the API, so that a replay that worked would be visible.
+    await adminApi("/features", { method: "PUT", json: { impersonation: false } });
+    const req = captured!;
+    const body = req.postDataBuffer()!;
+    const headers = { ...(await req.allHeaders()) };
+    for (const h of ["cookie", "content-length", "host", "connection"]) delete headers[h];
+
+    // 1. A non-administrator's session with the administrator's form (CSRF token included).
+    const plain = uniqueName("mallory");
+    await createUser(plain, PASSWORD);
+    const { context: plainCtx } = await consoleSession(browser, plain);
+    const res1 = await plainCtx.request.post(req.url(), { headers, data: body, maxRedirects: 0 });
+    expect(res1.status()).toBeLessThan(500);
+    expect(await res1.text()).not.toContain("Saved");
+    expect((await (await adminApi("/features")).json()).impersonation).toBe(false);
+
+    // 2. No session at all.
+    const anon = await browser.newContext();
+    const res2 = await anon.request.post(req.url(), { headers, data: body, maxRedirects: 0 });
+    expect(res2.status()).toBeLessThan(500);
+    expect((await (await adminApi("/features")).json()).impersonation).toBe(false);
+
+    // 3. The administrator's own session, but a forged form without the right CSRF token.
+    const text = body.toString("latin1");
+    const csrf = /name="[^"]*csrf"\r\n\r\n([^\r]+)/.exec(text)?.[1];
+    expect(csrf, text.slice(0, 400)).toBeTruthy();
+    const forged = Buffer.from(body.toString("latin1").replace(csrf!, "forged-token"), "latin1");
+    const res3 = await adminCtx.request.post(req.url(), { headers, data: forged, maxRedirects: 0 });
+    expect(res3.status()).toBeLessThan(500);
+    expect((await (await adminApi("/features")).json()).impersonation).toBe(false);
+
+    // The unmodified request in the administrator's session does work (the replay is a faithful one).
+    await adminCtx.request.post(req.url(), { headers, data: body, maxRedirects: 0 });
+    expect((await (await adminApi("/features")).json()).impersonation).toBe(true);
+    await adminApi("/features", { method: "PUT", json: { impersonation: false } });
+
+    // Sign-out is a POST with the CSRF token too.
+    const res4 = await adminCtx.request.post(`${CONSOLE}/signout`, { form: { csrf: "forged" }, maxRedirects: 0 });
+    expect(res4.status()).toBe(403);
+    await Promise.all([adminCtx.close(), plainCtx.close(), anon.close()]);
+  });
+
+  test("without any session, console pages send the browser to sign in", async ({ request }) => {
+    const res = await request.get(`${CONSOLE}/users`, { maxRedirects: 0 });
+    expect([303, 307, 308]).toContain(res.status());
+    expect(res.headers().location).toContain("/ui/console/signin");
+  });
+});

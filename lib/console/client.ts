@@ -1,0 +1,56 @@
+import { eq } from "drizzle-orm";
+import { clients } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
+import { getSettings } from "@/lib/store/settings";
+import { invalidateClient } from "@/lib/store/clients";
+
+/**
+ * The console signs administrators in like any relying party: a built-in public client using the
+ * code flow with PKCE through /oauth/v2/authorize and the token endpoint. So the console gets
+ * the hosted login's prompts, lockout and sessions for free and holds no password itself.
+ */
+export const CONSOLE_CLIENT_ID = "torii-console";
+export const CONSOLE_PATH = "/ui/console";
+
+export const consoleRedirectUri = (issuer: string) => `${issuer}${CONSOLE_PATH}/callback`;
+
+/**
+ * Registers (or repairs) the console client. Idempotent and cheap, so it runs on every sign-in
+ * start instead of at boot: a console client deleted or changed through the API is restored.
+ */
+export async function ensureConsoleClient(db: Executor, issuer: string): Promise<void> {
+  const redirectUri = consoleRedirectUri(issuer);
+  const [existing] = await db.select().from(clients).where(eq(clients.id, CONSOLE_CLIENT_ID));
+  if (
+    existing &&
+    existing.authMethod === "none" &&
+    existing.redirectUris.length === 1 &&
+    existing.redirectUris[0] === redirectUri &&
+    existing.grantTypes.join() === "authorization_code" &&
+    existing.responseTypes.join() === "code"
+  ) {
+    return;
+  }
+  const lifetimes = (await getSettings(db)).lifetimes;
+  const registration = {
+    name: "Torii Console",
+    redirectUris: [redirectUri],
+    postLogoutRedirectUris: [`${issuer}${CONSOLE_PATH}/signed-out`],
+    responseTypes: ["code"],
+    grantTypes: ["authorization_code"],
+    authMethod: "none",
+    jwks: null,
+    accessTokenType: "jwt",
+    idTokenUserinfoAssertion: false,
+    accessTokenLifetime: Math.min(lifetimes.accessToken, 900),
+    idTokenLifetime: Math.min(lifetimes.idToken, 900),
+    refreshTokenLifetime: lifetimes.refreshToken,
+    secretHash: null,
+    updatedAt: new Date(),
+  };
+  await db
+    .insert(clients)
+    .values({ id: CONSOLE_CLIENT_ID, ...registration })
+    .onConflictDoUpdate({ target: clients.id, set: registration });
+  invalidateClient(CONSOLE_CLIENT_ID);
+}

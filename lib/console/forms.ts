@@ -1,0 +1,134 @@
+/**
+ * Console forms carry the management API's field names (dotted for nested fields, as in the API's
+ * error paths: `lifetimes.accessToken`), so that the API's field errors land on the right input.
+ * These functions turn a submitted form into the API's JSON body; they convert shapes only and
+ * leave every rule to the API's schemas (one validation, one set of messages).
+ */
+
+export type FormValues = Record<string, string | string[]>;
+
+/** The submitted values (for showing them again after an error), without the bookkeeping fields. */
+export function formValues(form: FormData): FormValues {
+  const out: FormValues = {};
+  for (const [key, value] of form.entries()) {
+    if (typeof value !== "string" || key.startsWith("$") || key === "csrf") continue;
+    const prev = out[key];
+    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}
+
+const str = (form: FormData, name: string) => {
+  const v = form.get(name);
+  return typeof v === "string" ? v : "";
+};
+
+/** One entry per non-empty line. */
+export function lines(value: string): string[] {
+  return value
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+}
+
+/** A whole number as a number; anything else is passed on as text for the API to refuse with its message. */
+export function numberOrText(value: string): number | string {
+  const v = value.trim();
+  return /^-?\d+$/.test(v) ? Number(v) : v;
+}
+
+/** Empty text is null (a cleared optional field). */
+const nullable = (v: string) => (v.trim() === "" ? null : v.trim());
+
+export type Parsed = { body: Record<string, unknown>; fields: { path: string; message: string }[] };
+
+function json(form: FormData, name: string, parsed: Parsed): unknown {
+  const v = str(form, name).trim();
+  if (!v) return null;
+  try {
+    return JSON.parse(v);
+  } catch {
+    parsed.fields.push({ path: name, message: "Must be valid JSON." });
+    return undefined;
+  }
+}
+
+/** The application form: every registration field of POST/PATCH /clients. */
+export function clientBody(form: FormData, mode: "create" | "update"): Parsed {
+  const parsed: Parsed = { body: {}, fields: [] };
+  const b = parsed.body;
+  b.name = str(form, "name");
+  b.redirectUris = lines(str(form, "redirectUris"));
+  b.postLogoutRedirectUris = lines(str(form, "postLogoutRedirectUris"));
+  b.responseTypes = form.getAll("responseTypes").map(String);
+  b.grantTypes = form.getAll("grantTypes").map(String);
+  b.authMethod = str(form, "authMethod");
+  const jwks = json(form, "jwks", parsed);
+  if (jwks !== undefined && (jwks !== null || mode === "update")) b.jwks = jwks;
+  b.accessTokenType = str(form, "accessTokenType");
+  b.idTokenUserinfoAssertion = form.get("idTokenUserinfoAssertion") === "on";
+  for (const name of ["accessTokenLifetime", "idTokenLifetime", "refreshTokenLifetime"]) {
+    const v = str(form, name);
+    // Left empty on create: the instance defaults apply.
+    if (v.trim() !== "") b[name] = numberOrText(v);
+  }
+  return parsed;
+}
+
+const HUMAN_TEXT = ["email", "givenName", "familyName", "nickname", "locale", "phone"] as const;
+const ADDRESS = ["streetAddress", "locality", "region", "postalCode", "country"] as const;
+
+/** The user forms: profile fields of a human or machine user (POST /users, PATCH /users/{id}). */
+export function userBody(form: FormData, type: "human" | "machine", mode: "create" | "update"): Parsed {
+  const parsed: Parsed = { body: {}, fields: [] };
+  const b = parsed.body;
+  if (mode === "create") b.type = type;
+  b.username = str(form, "username").trim();
+  if (type === "machine") {
+    b.name = str(form, "name").trim() || (mode === "create" ? undefined : "");
+    if (b.name === undefined) delete b.name;
+    b.description = nullable(str(form, "description"));
+  } else {
+    for (const name of HUMAN_TEXT) b[name] = nullable(str(form, name));
+    b.emailVerified = form.get("emailVerified") === "on";
+    b.phoneVerified = form.get("phoneVerified") === "on";
+    const address = Object.fromEntries(ADDRESS.map((k) => [k, nullable(str(form, `address.${k}`))]));
+    b.address = Object.values(address).some((v) => v !== null) ? address : null;
+    if (mode === "create") {
+      const pw = str(form, "password");
+      if (pw) b.password = pw;
+    }
+  }
+  if (mode === "create") {
+    b.roles = form.getAll("roles").map(String);
+  }
+  return parsed;
+}
+
+/** The settings form: nested objects by dotted names (`lockoutPolicy.maxFailures`). */
+export function nestedNumbers(form: FormData, groups: readonly string[]): Parsed {
+  const parsed: Parsed = { body: {}, fields: [] };
+  for (const [key, value] of form.entries()) {
+    if (typeof value !== "string") continue;
+    const dot = key.indexOf(".");
+    if (dot < 0) continue;
+    const group = key.slice(0, dot);
+    if (!groups.includes(group)) continue;
+    const target = ((parsed.body[group] as Record<string, unknown>) ??= {});
+    const field = key.slice(dot + 1);
+    // Check boxes come as a hidden "false" followed by the box's "true" when ticked: the last one wins.
+    target[field] = value === "true" ? true : value === "false" ? false : numberOrText(value);
+  }
+  return parsed;
+}
+
+/** API field errors keyed by the form's input names: `redirectUris.2` is shown at `redirectUris`. */
+export function fieldErrors(fields: { path: string; message: string }[], inputs: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of fields) {
+    const input = inputs.find((n) => f.path === n) ?? inputs.find((n) => f.path.startsWith(n + ".")) ?? "";
+    const suffix = f.path !== input && input && /^\d+$/.test(f.path.slice(input.length + 1)) ? ` (line ${Number(f.path.slice(input.length + 1)) + 1})` : "";
+    out[input] = out[input] ? `${out[input]} ${f.message}${suffix}` : `${f.message}${suffix}`;
+  }
+  return out;
+}

@@ -1,0 +1,89 @@
+import { cookies, headers } from "next/headers";
+import { redirect } from "next/navigation";
+import { cache } from "react";
+import { instance } from "@/lib/instance";
+import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
+import { dispatchManagement } from "@/lib/management/router";
+import { userAgentCookieName } from "@/lib/session/user-agent";
+import type { User } from "@/lib/store/users";
+import { CONSOLE_PATH } from "./client";
+import { CONSOLE_COOKIE, consoleAccess, verifyConsoleCsrf, type ConsoleAccess } from "./session";
+
+/** The console access of this request (memoised per request: layout, page and actions share it). */
+export const currentAccess = cache(async (): Promise<ConsoleAccess> => {
+  const inst = await instance();
+  const jar = await cookies();
+  return consoleAccess(inst, {
+    console: jar.get(CONSOLE_COOKIE)?.value,
+    userAgent: jar.get(userAgentCookieName(inst.config.issuer))?.value,
+  });
+});
+
+export type Admin = Extract<ConsoleAccess, { status: "admin" }>;
+
+/**
+ * Every console page calls this itself (not only the layout: Next re-renders just the page on
+ * client navigation). Without a console session the browser goes to sign in; a signed-in
+ * non-administrator gets the "not allowed" page and nothing else.
+ */
+export async function requireAdmin(returnTo: string = CONSOLE_PATH): Promise<Admin> {
+  const access = await currentAccess();
+  if (access.status === "none") redirect(`${CONSOLE_PATH}/signin?returnTo=${encodeURIComponent(returnTo)}`);
+  if (access.status === "denied") redirect(`${CONSOLE_PATH}/not-allowed`);
+  return access;
+}
+
+export class ConsoleForbidden extends Error {}
+
+/**
+ * The administrator behind a console action (a POST): a live console session of an admin and the
+ * form's CSRF token. Anything else is refused before any data is read or changed.
+ */
+export async function actionAdmin(form: FormData): Promise<Admin> {
+  const access = await currentAccess();
+  const inst = await instance();
+  if (access.status !== "admin" || !verifyConsoleCsrf(inst.masterKey, access.userAgentId, access.sid, form.get("csrf"))) {
+    throw new ConsoleForbidden("not allowed");
+  }
+  return access;
+}
+
+export type ApiResult<T = Record<string, unknown>> =
+  | { ok: true; status: number; data: T }
+  | { ok: false; status: number; error: string; message: string; fields: { path: string; message: string }[] };
+
+/**
+ * A management API call as this administrator, through the API's own route table, schemas and
+ * audit events (lib/management/router.ts dispatchManagement). The browser's address and user
+ * agent go along so that audit events name where the change came from.
+ */
+export async function api<T = Record<string, unknown>>(
+  user: User,
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
+  path: string,
+  body?: unknown,
+): Promise<ApiResult<T>> {
+  const inst = await instance();
+  const h = await headers();
+  const req = new Request(`${inst.config.issuer}/management/v1${path}`, {
+    method,
+    headers: {
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      "user-agent": h.get("user-agent") ?? "",
+      [CLIENT_ADDRESS_HEADER]: h.get(CLIENT_ADDRESS_HEADER) ?? "unknown",
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const res = await dispatchManagement(req, user);
+  const data = res.status === 204 ? {} : await res.json();
+  if (res.ok) return { ok: true, status: res.status, data: data as T };
+  return { ok: false, status: res.status, error: data.error, message: data.message, fields: data.fields ?? [] };
+}
+
+/** A GET through the API for a page; an unexpected failure is an error for the error boundary. */
+export async function apiGet<T>(user: User, path: string): Promise<T | null> {
+  const r = await api<T>(user, "GET", path);
+  if (r.ok) return r.data;
+  if (r.status === 404) return null;
+  throw new Error(`${path}: ${r.status} ${r.message}`);
+}

@@ -1,0 +1,80 @@
+import { instance } from "@/lib/instance";
+import { clientAddress } from "@/lib/http/client-address";
+import { NO_STORE } from "@/lib/http/responses";
+import { requestCookie } from "@/lib/session/cookies";
+import { userAgentOfRequest } from "@/lib/session/user-agent";
+import { recordAudit } from "@/lib/store/audit";
+import { endSessions } from "@/lib/store/sessions";
+import { CONSOLE_PATH } from "./client";
+import {
+  clearedConsoleCookie,
+  CONSOLE_COOKIE,
+  CONSOLE_LOGIN_COOKIE,
+  consoleAccess,
+  finishSignIn,
+  startSignIn,
+  verifyConsoleCsrf,
+} from "./session";
+import { userAgentCookieName } from "@/lib/session/user-agent";
+
+function seeOther(location: string, cookies: string[] = []): Response {
+  const headers = new Headers({ Location: location, ...NO_STORE });
+  for (const c of cookies) headers.append("Set-Cookie", c);
+  return new Response(null, { status: 303, headers });
+}
+
+/** GET /ui/console/signin: starts the console's code flow at the authorization endpoint. */
+export async function handleConsoleSignIn(request: Request): Promise<Response> {
+  const inst = await instance();
+  const url = new URL(request.url);
+  const { location, setCookie } = await startSignIn(inst, {
+    returnTo: url.searchParams.get("returnTo"),
+    prompt: url.searchParams.get("prompt"),
+  });
+  return seeOther(location, [setCookie]);
+}
+
+/** GET /ui/console/callback: the console client's redirect URI. */
+export async function handleConsoleCallback(request: Request): Promise<Response> {
+  const inst = await instance();
+  const url = new URL(request.url);
+  const result = await finishSignIn(inst, url.searchParams, { login: requestCookie(request, CONSOLE_LOGIN_COOKIE) }, clientAddress(request));
+  if (!result.ok) return seeOther(`${inst.config.issuer}${CONSOLE_PATH}/signed-out?failed=${encodeURIComponent(result.reason)}`);
+  return seeOther(`${inst.config.issuer}${result.returnTo}`, result.setCookies);
+}
+
+/**
+ * POST /ui/console/signout: ends the console session and the login session behind it (so that
+ * the next visit asks for the password again), with the console's CSRF token.
+ */
+export async function handleConsoleSignOut(request: Request): Promise<Response> {
+  const inst = await instance();
+  const issuer = inst.config.issuer;
+  const form = await request.formData().catch(() => null);
+  const access = await consoleAccess(inst, {
+    console: requestCookie(request, CONSOLE_COOKIE),
+    userAgent: requestCookie(request, userAgentCookieName(issuer)),
+  });
+  if (access.status !== "none") {
+    if (!form || !verifyConsoleCsrf(inst.masterKey, access.userAgentId, access.sid, form.get("csrf"))) {
+      return new Response("The form could not be verified. Reload the page and try again.", {
+        status: 403,
+        headers: { "Content-Type": "text/plain; charset=utf-8", ...NO_STORE },
+      });
+    }
+    const ua = await userAgentOfRequest(inst.db, issuer, request);
+    if (ua) {
+      await inst.db.transaction(async (tx) => {
+        const ended = await endSessions(tx, ua.id, [access.sid]);
+        if (ended.length) {
+          await recordAudit(
+            tx,
+            { type: "user", id: access.user.id, ip: clientAddress(request), userAgent: request.headers.get("user-agent") },
+            { action: "console.signed_out", targetType: "user", targetId: access.user.id, details: { sessionId: access.sid } },
+          );
+        }
+      });
+    }
+  }
+  return seeOther(`${issuer}${CONSOLE_PATH}/signed-out`, [clearedConsoleCookie(issuer)]);
+}
