@@ -20,7 +20,7 @@ export default async function OverviewPage() {
   const cards = [
     { href: "/applications", label: t("nav.applications"), value: String(apps) },
     { href: "/users", label: t("nav.users"), value: String(users?.total ?? 0) },
-    { href: "/keys", label: t("overview.activeKey"), value: active ? active.kid.slice(0, 10) + "…" : "—" },
+    { href: "/keys", label: t("overview.activeKey"), value: active ? active.kid : "—", mono: true },
   ];
   return (
     <>
@@ -29,7 +29,7 @@ export default async function OverviewPage() {
         {cards.map((c) => (
           <a key={c.href} className="stat" href={CONSOLE_PATH + c.href}>
             <span className="stat-label">{c.label}</span>
-            <span className="stat-value">{c.value}</span>
+            <span className={`stat-value${"mono" in c ? " mono" : ""}`}>{c.value}</span>
           </a>
         ))}
         <a className="stat" href={`${CONSOLE_PATH}/features`}>

@@ -19,6 +19,13 @@ export default async function TextsPage({ searchParams }: { searchParams: Promis
   const q = (sp.q ?? "").toLowerCase();
   const texts = q ? data.texts.filter((x) => x.key.toLowerCase().includes(q) || (x.override ?? x.default).toLowerCase().includes(q)) : data.texts;
   const overridden = data.texts.filter((x) => x.override !== null).length;
+  // Grouped by page (the first part of the key), in catalog order.
+  const byGroup = new Map<string, Text[]>();
+  for (const x of texts) {
+    const g = x.key.includes(".") ? x.key.split(".")[0]! : "general";
+    byGroup.set(g, [...(byGroup.get(g) ?? []), x]);
+  }
+  const groups = [...byGroup];
   return (
     <>
       <PageHeader title={t("title")} lead={t("lead")} />
@@ -40,24 +47,31 @@ export default async function TextsPage({ searchParams }: { searchParams: Promis
         <span className="muted small">{t("overridden", { count: overridden })}</span>
       </div>
       <div className="panel panel-pad">
-        <ConsoleForm action={saveTexts} csrf={admin.csrf} submitLabel={t("save")}>
+        <ConsoleForm action={saveTexts} csrf={admin.csrf} submitLabel={t("save")} className="console-form sticky-actions">
           <Hidden name="locale" value={locale} />
-          <div className="text-list">
-            {texts.map((x) => (
-              <div key={x.key} className={`text-item${x.override !== null ? " is-overridden" : ""}`}>
-                <Hidden name={`shown.${x.key}`} value={x.override ?? x.default} />
-                <Field name={`texts.${x.key}`} label={x.key} defaultValue={x.override ?? x.default} multiline rows={x.default.length > 80 ? 3 : 1} hint={x.override !== null ? t("defaultIs", { text: x.default }) : undefined} />
-                {x.override !== null ? (
-                  <div className="text-meta">
-                    <Badge tone="brand">{t("custom")}</Badge>
-                    <button type="submit" name="reset" value={x.key} className="btn btn-ghost btn-small">
-                      {t("reset")}
-                    </button>
+          {groups.map(([group, items]) => (
+            <section key={group} className="text-group" aria-labelledby={`group-${group}`}>
+              <h2 id={`group-${group}`} className="text-group-title">
+                {group}
+              </h2>
+              <div className="text-list">
+                {items.map((x) => (
+                  <div key={x.key} className={`text-item${x.override !== null ? " is-overridden" : ""}`}>
+                    <Hidden name={`shown.${x.key}`} value={x.override ?? x.default} />
+                    <Field name={`texts.${x.key}`} label={x.key} defaultValue={x.override ?? x.default} multiline rows={x.default.length > 80 ? 3 : 1} hint={x.override !== null ? t("defaultIs", { text: x.default }) : undefined} />
+                    {x.override !== null ? (
+                      <div className="text-meta">
+                        <Badge tone="brand">{t("custom")}</Badge>
+                        <button type="submit" name="reset" value={x.key} className="btn btn-ghost btn-small">
+                          {t("reset")}
+                        </button>
+                      </div>
+                    ) : null}
                   </div>
-                ) : null}
+                ))}
               </div>
-            ))}
-          </div>
+            </section>
+          ))}
         </ConsoleForm>
       </div>
     </>

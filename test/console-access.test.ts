@@ -1,0 +1,197 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encrypt } from "@/lib/crypto";
+import { CONSOLE_CLIENT_ID, ensureConsoleClient } from "@/lib/console/client";
+import { clientBody, fieldErrors, nestedNumbers, userBody } from "@/lib/console/forms";
+import {
+  CONSOLE_COOKIE,
+  consoleAccess,
+  consoleCsrfToken,
+  finishSignIn,
+  safeReturnTo,
+  startSignIn,
+  verifyConsoleCsrf,
+} from "@/lib/console/session";
+import { dispatchManagement } from "@/lib/management/router";
+import { getClient } from "@/lib/store/clients";
+import { createUserAgent, endSessions, recordAuthentication } from "@/lib/store/sessions";
+import { insertUser, updateUser, type User } from "@/lib/store/users";
+import { startTestInstance, type TestInstance } from "./harness";
+
+let t: TestInstance;
+let admin: User;
+let plain: User;
+beforeAll(async () => {
+  t = await startTestInstance();
+  admin = await insertUser(t.inst.db, { type: "human", username: "console-admin", roles: ["admin"] });
+  plain = await insertUser(t.inst.db, { type: "human", username: "console-plain", roles: [] });
+});
+afterAll(() => t.close());
+
+const LIFETIMES = { sessionIdle: 3600, sessionAbsolute: 7200 };
+
+/** A browser with a live login session of `user`, and a console cookie sealed for it. */
+async function browserOf(user: User) {
+  const ua = await createUserAgent(t.inst.db);
+  const session = await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: LIFETIMES });
+  const sealed = encrypt(t.inst.masterKey, JSON.stringify({ uid: user.id, sid: session.id, exp: Date.now() + 60_000 }), "torii-console-session");
+  return { ua, session, cookies: { console: sealed, userAgent: ua.cookie } };
+}
+
+describe("console access, checked on every request", () => {
+  it("grants an administrator with a live session in this browser, with a CSRF token bound to both", async () => {
+    const b = await browserOf(admin);
+    const access = await consoleAccess(t.inst, b.cookies);
+    expect(access.status).toBe("admin");
+    if (access.status !== "admin") return;
+    expect(access.user.id).toBe(admin.id);
+    expect(verifyConsoleCsrf(t.inst.masterKey, b.ua.id, b.session.id, access.csrf)).toBe(true);
+    expect(verifyConsoleCsrf(t.inst.masterKey, b.ua.id, b.session.id, "forged")).toBe(false);
+    expect(verifyConsoleCsrf(t.inst.masterKey, b.ua.id, b.session.id, undefined)).toBe(false);
+    // A token from another browser's console session does not fit this one.
+    const other = await browserOf(admin);
+    expect(verifyConsoleCsrf(t.inst.masterKey, b.ua.id, b.session.id, consoleCsrfToken(t.inst.masterKey, other.ua.id, other.session.id))).toBe(false);
+  });
+
+  it("denies a signed-in user without the admin role", async () => {
+    const b = await browserOf(plain);
+    expect((await consoleAccess(t.inst, b.cookies)).status).toBe("denied");
+  });
+
+  it("ends when the login session ends, the role is removed, the user is locked, or the cookie moves to another browser", async () => {
+    const b = await browserOf(admin);
+    // The console cookie alone is not enough: it must come with the browser that holds the session.
+    const stranger = await createUserAgent(t.inst.db);
+    expect((await consoleAccess(t.inst, { console: b.cookies.console, userAgent: stranger.cookie })).status).toBe("none");
+    expect((await consoleAccess(t.inst, { console: b.cookies.console })).status).toBe("none");
+    expect((await consoleAccess(t.inst, { console: "garbage", userAgent: b.ua.cookie })).status).toBe("none");
+
+    const second = await insertUser(t.inst.db, { type: "human", username: "console-admin-2", roles: ["admin"] });
+    const b2 = await browserOf(second);
+    await updateUser(t.inst.db, second.id, { roles: [] });
+    expect((await consoleAccess(t.inst, b2.cookies)).status).toBe("denied");
+    await updateUser(t.inst.db, second.id, { roles: ["admin"], locked: true });
+    expect((await consoleAccess(t.inst, b2.cookies)).status).toBe("none");
+
+    await endSessions(t.inst.db, b.ua.id, [b.session.id]);
+    expect((await consoleAccess(t.inst, b.cookies)).status).toBe("none");
+  });
+
+  it("refuses an expired console cookie", async () => {
+    const b = await browserOf(admin);
+    const expired = encrypt(t.inst.masterKey, JSON.stringify({ uid: admin.id, sid: b.session.id, exp: Date.now() - 1 }), "torii-console-session");
+    expect((await consoleAccess(t.inst, { console: expired, userAgent: b.ua.cookie })).status).toBe("none");
+  });
+});
+
+describe("console sign-in", () => {
+  it("registers the built-in public PKCE client idempotently and starts a code flow with S256", async () => {
+    const { location, setCookie } = await startSignIn(t.inst, { returnTo: "/ui/console/users" });
+    const url = new URL(location);
+    expect(url.pathname).toBe("/oauth/v2/authorize");
+    expect(url.searchParams.get("client_id")).toBe(CONSOLE_CLIENT_ID);
+    expect(url.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(url.searchParams.get("redirect_uri")).toBe(`${t.issuer}/ui/console/callback`);
+    expect(setCookie).toMatch(/HttpOnly/);
+    const client = await getClient(t.inst.db, CONSOLE_CLIENT_ID);
+    expect(client).toMatchObject({ authMethod: "none", redirectUris: [`${t.issuer}/ui/console/callback`] });
+    await ensureConsoleClient(t.inst.db, t.issuer);
+  });
+
+  it("refuses a callback without the pending sign-in of this browser or with another state", async () => {
+    const { setCookie } = await startSignIn(t.inst, {});
+    const login = decodeURIComponent(/=([^;]+)/.exec(setCookie)![1]!);
+    expect(await finishSignIn(t.inst, new URLSearchParams({ code: "x", state: "y" }), {}, "127.0.0.1")).toMatchObject({ ok: false, reason: "no_pending" });
+    expect(await finishSignIn(t.inst, new URLSearchParams({ code: "x", state: "y" }), { login }, "127.0.0.1")).toMatchObject({ ok: false, reason: "state" });
+  });
+
+  it("only returns to console paths", () => {
+    expect(safeReturnTo("/ui/console/users?q=a")).toBe("/ui/console/users?q=a");
+    expect(safeReturnTo("https://evil.example/ui/console")).toBe("/ui/console");
+    expect(safeReturnTo("//evil.example")).toBe("/ui/console");
+    expect(safeReturnTo("/ui/consoleevil")).toBe("/ui/console");
+    expect(safeReturnTo("/ui/login")).toBe("/ui/console");
+    expect(safeReturnTo(null)).toBe("/ui/console");
+    expect(CONSOLE_COOKIE).toBe("torii_console");
+  });
+});
+
+describe("dispatchManagement: the console's path into the management API", () => {
+  it("runs the API's own routes, validation and audit for an administrator", async () => {
+    const req = (method: string, path: string, body?: unknown) =>
+      new Request(`${t.issuer}/management/v1${path}`, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
+    const bad = await dispatchManagement(req("POST", "/clients", { name: "" }), admin);
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).fields[0].path).toBe("name");
+    const ok = await dispatchManagement(req("POST", "/clients", { name: "Via console", redirectUris: ["https://a.example/cb"] }), admin);
+    expect(ok.status).toBe(201);
+    const audit = await (await t.api("/management/v1/audit?action=client.created")).json();
+    expect(audit.events[0].actorId).toBe(admin.id);
+  });
+
+  it("refuses a user without the admin role", async () => {
+    const res = await dispatchManagement(new Request(`${t.issuer}/management/v1/clients`), plain);
+    expect(res.status).toBe(403);
+  });
+});
+
+describe("form conversion", () => {
+  const form = (entries: [string, string][]) => {
+    const f = new FormData();
+    for (const [k, v] of entries) f.append(k, v);
+    return f;
+  };
+
+  it("turns the application form into the API body", () => {
+    const p = clientBody(
+      form([
+        ["name", "Shop"],
+        ["redirectUris", "https://a.example/cb\n\n https://b.example/cb \n"],
+        ["responseTypes", "code"],
+        ["grantTypes", "authorization_code"],
+        ["grantTypes", "refresh_token"],
+        ["authMethod", "none"],
+        ["jwks", ""],
+        ["accessTokenType", "jwt"],
+        ["idTokenUserinfoAssertion", "on"],
+        ["accessTokenLifetime", "600"],
+        ["idTokenLifetime", ""],
+        ["refreshTokenLifetime", "1.5"],
+      ]),
+      "create",
+    );
+    expect(p.fields).toEqual([]);
+    expect(p.body).toEqual({
+      name: "Shop",
+      redirectUris: ["https://a.example/cb", "https://b.example/cb"],
+      postLogoutRedirectUris: [],
+      responseTypes: ["code"],
+      grantTypes: ["authorization_code", "refresh_token"],
+      authMethod: "none",
+      accessTokenType: "jwt",
+      idTokenUserinfoAssertion: true,
+      accessTokenLifetime: 600,
+      // Not a whole number: passed on for the API to refuse with its own message.
+      refreshTokenLifetime: "1.5",
+    });
+    expect(clientBody(form([["jwks", "{nope"]]), "create").fields).toEqual([{ path: "jwks", message: "Must be valid JSON." }]);
+    expect(clientBody(form([["jwks", ""]]), "update").body.jwks).toBeNull();
+  });
+
+  it("turns the user form into the API body, empty fields as null", () => {
+    const p = userBody(form([["username", " ann "], ["email", ""], ["givenName", "Ann"], ["address.country", "CH"], ["roles", "admin"]]), "human", "create");
+    expect(p.body).toMatchObject({ type: "human", username: "ann", email: null, givenName: "Ann", address: { country: "CH", locality: null }, roles: ["admin"], emailVerified: false });
+  });
+
+  it("reads nested settings with the last check box value winning", () => {
+    const p = nestedNumbers(form([["lockoutPolicy.maxFailures", "5"], ["passwordPolicy.requireNumber", "false"], ["passwordPolicy.requireNumber", "true"], ["other", "x"]]), ["lockoutPolicy", "passwordPolicy"]);
+    expect(p.body).toEqual({ lockoutPolicy: { maxFailures: 5 }, passwordPolicy: { requireNumber: true } });
+  });
+
+  it("maps the API's field paths onto input names", () => {
+    expect(fieldErrors([{ path: "redirectUris.1", message: "Bad." }, { path: "name", message: "Empty." }, { path: "", message: "Whole." }], ["name", "redirectUris"])).toEqual({
+      redirectUris: "Bad. (line 2)",
+      name: "Empty.",
+      "": "Whole.",
+    });
+  });
+});
