@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
 import { CONSOLE_PATH } from "@/lib/console/client";
-import { api, requireAdmin } from "@/lib/console/next";
+import { api, apiGet, requireAdmin } from "@/lib/console/next";
 import { EmptyState, FormatDate, PageHeader } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
@@ -35,8 +35,22 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
     const v = (sp[f] ?? "").trim();
     if (v) query.set(f, f === "from" || f === "to" ? asIso(v) : v);
   }
+  // The user filter takes a username as well as an id: administrators know the names.
+  const actor = (sp.actorId ?? "").trim();
+  if (actor) {
+    const found = await apiGet<{ users: { id: string; username: string }[] }>(admin.user, `/users?search=${encodeURIComponent(actor)}&limit=20`);
+    const exact = found?.users.find((u) => u.username.toLowerCase() === actor.toLowerCase());
+    if (exact) query.set("actorId", exact.id);
+  }
   const r = await api<{ events: Event[]; total: number }>(admin.user, "GET", `/audit?${query}`);
   const events = r.ok ? r.data.events : [];
+  // Names for the user ids on this page (a page holds few distinct actors).
+  const ids = [...new Set(events.filter((e) => e.actorType === "user" && e.actorId).map((e) => e.actorId!))].slice(0, 50);
+  const names = new Map(
+    (await Promise.all(ids.map(async (id) => [id, (await apiGet<{ username: string }>(admin.user, `/users/${encodeURIComponent(id)}`))?.username] as const))).filter(
+      (x): x is readonly [string, string] => !!x[1],
+    ),
+  );
   const total = r.ok ? r.data.total : 0;
   const link = (o: number) => {
     const p = new URLSearchParams();
@@ -96,12 +110,19 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                       <a className="row-link" href={link(0).split("?")[0] + `?action=${encodeURIComponent(e.action)}`}>
                         <code>{e.action}</code>
                       </a>
-                      {e.details ? <div className="details small muted">{JSON.stringify(e.details).slice(0, 160)}</div> : null}
+                      {e.details ? (
+                        <div className="details small muted">
+                          {Object.entries(e.details)
+                            .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+                            .join(" · ")
+                            .slice(0, 200)}
+                        </div>
+                      ) : null}
                     </td>
                     <td className="small">
                       {e.actorId ? (
-                        <a href={`${CONSOLE_PATH}/audit?actorId=${encodeURIComponent(e.actorId)}`}>
-                          <code className="id">{e.actorId}</code>
+                        <a href={`${CONSOLE_PATH}/audit?actorId=${encodeURIComponent(names.get(e.actorId) ?? e.actorId)}`} title={e.actorId}>
+                          {names.get(e.actorId) ?? <code className="id">{e.actorId}</code>}
                         </a>
                       ) : (
                         <span className="muted">{e.actorType}</span>
