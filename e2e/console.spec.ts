@@ -331,6 +331,8 @@ test("settings and audit log", async ({ browser }) => {
   expect(s.lockoutPolicy.maxFailures).toBe(7);
   expect(s.lifetimes.accessToken).toBe(1800);
   await shot(page, "settings-en-desktop");
+  // Back to the defaults: the login tests that run after this file count on the default lockout.
+  await adminApi("/settings", { method: "PUT", json: { lockoutPolicy: { maxFailures: 5 }, lifetimes: { accessToken: 3600 } } });
 
   await page.goto(`${CONSOLE}/audit`);
   await expectOneH1(page, "Audit log");

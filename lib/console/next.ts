@@ -6,6 +6,8 @@ import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { dispatchManagement } from "@/lib/management/router";
 import { userAgentCookieName } from "@/lib/session/user-agent";
 import type { User } from "@/lib/store/users";
+import { touchSession } from "@/lib/store/sessions";
+import { getSettings } from "@/lib/store/settings";
 import { CONSOLE_PATH } from "./client";
 import { CONSOLE_COOKIE, consoleAccess, verifyConsoleCsrf, type ConsoleAccess } from "./session";
 
@@ -30,8 +32,15 @@ export async function requireAdmin(returnTo: string = CONSOLE_PATH): Promise<Adm
   const access = await currentAccess();
   if (access.status === "none") redirect(`${CONSOLE_PATH}/signin?returnTo=${encodeURIComponent(returnTo)}`);
   if (access.status === "denied") redirect(`${CONSOLE_PATH}/not-allowed`);
+  // Working in the console is activity in the login session behind it: its idle expiry moves on.
+  await touchConsoleSession(access.sid);
   return access;
 }
+
+const touchConsoleSession = cache(async (sid: string) => {
+  const inst = await instance();
+  await touchSession(inst.db, sid, (await getSettings(inst.db)).lifetimes);
+});
 
 export class ConsoleForbidden extends Error {}
 

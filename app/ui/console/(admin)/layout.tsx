@@ -18,6 +18,12 @@ const SECTIONS = [
   ["audit", "/audit"],
 ] as const;
 
+export async function generateMetadata() {
+  const t = await getTranslations("console.nav");
+  const settings = await getSettings((await instance()).db);
+  return { title: `${t("console")} · ${settings.branding.productName || "Torii"}` };
+}
+
 /** The console frame: sidebar navigation (a top bar on phones), the signed-in administrator, sign-out. */
 export default async function ConsoleLayout({ children }: { children: React.ReactNode }) {
   const admin = await requireAdmin();
