@@ -289,11 +289,11 @@ test("branding: live preview, saved colors on the login page; texts: override an
   // Texts: override the login page title in English, see it, reset it.
   await page.goto(`${CONSOLE}/texts?locale=en`);
   await expectOneH1(page, "Login texts");
-  await page.locator('[name="texts.loginName.title"]').fill("Welcome to ACME");
-  await page.locator('[name="texts.continueTo"]').fill("to reach {app}");
+  await page.locator('[name="texts.login.loginName.title"]').fill("Welcome to ACME");
+  await page.locator('[name="texts.login.continueTo"]').fill("to reach {app}");
   await page.getByRole("button", { name: "Save texts" }).click();
-  await expect(page.locator('[id="texts.continueTo-error"]')).toContainText("{client}");
-  await page.locator('[name="texts.continueTo"]').fill("to continue to {client}");
+  await expect(page.locator('[id="texts.login.continueTo-error"]')).toContainText("{client}");
+  await page.locator('[name="texts.login.continueTo"]').fill("to continue to {client}");
   await page.getByRole("button", { name: "Save texts" }).click();
   await expect(page.getByRole("status").first()).toHaveText("Saved.");
   await shot(page, "texts-en-desktop", false);

@@ -103,8 +103,15 @@ test("an id_token_hint and a client_id of different clients: an error page, stil
   expect(callbackParams(page.url()).code).toBeTruthy();
 });
 
-test("ui_locales renders the confirmation page in that language", async ({ page }) => {
+test("ui_locales renders the confirmation page in that language, with the administrator's texts of it", async ({ page }) => {
   await signInAtRp(page);
-  await page.goto(endSessionUrl({ client_id: rp.clientId, ui_locales: "de" }));
-  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Abmelden?");
+  const set = (text: string | null) => adminApi("/texts/de", { method: "PUT", json: { texts: { "logout.confirm.submit": text } } });
+  expect((await set("Jetzt abmelden")).status).toBe(200);
+  try {
+    await page.goto(endSessionUrl({ client_id: rp.clientId, ui_locales: "de" }));
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Abmelden?");
+    await expect(page.getByRole("button", { name: "Jetzt abmelden" })).toBeVisible();
+  } finally {
+    expect((await set(null)).status).toBe(200);
+  }
 });

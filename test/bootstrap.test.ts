@@ -3,13 +3,14 @@ import os from "node:os";
 import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
-import { personalAccessTokens, passwordCredentials, signingKeys, users, auditEvents } from "@/db/schema";
+import { personalAccessTokens, passwordCredentials, signingKeys, textOverrides, users, auditEvents } from "@/db/schema";
 import { bootstrap, MasterKeyMismatchError } from "@/lib/bootstrap";
 import { openDatabase, type Database } from "@/lib/db/client";
 import { migrate } from "@/lib/db/migrate";
 import { resolveMasterKey } from "@/lib/master-key";
 import { verifyPassword } from "@/lib/passwords";
 import { userForPat } from "@/lib/store/pats";
+import journal from "@/db/migrations/meta/_journal.json";
 import { createTestDatabase, TEST_DB } from "./harness";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -122,6 +123,24 @@ describe("bootstrap", () => {
     const { open } = await fixture();
     const d = await open();
     expect((await migrate(d)).applied).toBe(0);
+    await d.close();
+  });
+
+  it("an upgrade moves the text overrides of an older version to their full keys", async () => {
+    const { open } = await fixture();
+    const d = await open();
+    // As a version before 0003 left it: overrides keyed below the login namespace.
+    const s = await d.session();
+    try {
+      await s.exec(`INSERT INTO text_overrides (locale, key, value) VALUES ('en', 'loginName.title', 'Welcome')`);
+      const { when } = journal.entries.find((e) => e.tag === "0003_text_override_namespaces")!;
+      await s.exec(`DELETE FROM torii_migrations WHERE created_at = ${when}`);
+    } finally {
+      await s.release();
+    }
+    expect((await migrate(d)).applied).toBe(1);
+    const rows = await d.db.select({ key: textOverrides.key, value: textOverrides.value }).from(textOverrides);
+    expect(rows).toEqual([{ key: "login.loginName.title", value: "Welcome" }]);
     await d.close();
   });
 });

@@ -8,12 +8,19 @@ const CATALOGS: Record<Locale, unknown> = { en, de, fr, it };
 
 /**
  * A message outside React (pages the protocol handlers render themselves), with `{name}`
- * placeholders filled in. Falls back to English, then to the key, so a gap never breaks a page.
+ * placeholders filled in. `overrides` are the administrator's texts of the same locale
+ * (lib/i18n/overrides.ts), keyed by catalog path. Falls back to English, then to the key, so a
+ * gap never breaks a page.
  */
-export function translate(locale: string, key: string, values: Record<string, string | number> = {}): string {
+export function translate(
+  locale: string,
+  key: string,
+  values: Record<string, string | number> = {},
+  overrides: Record<string, string> = {},
+): string {
   const lookup = (catalog: unknown) =>
     key.split(".").reduce<unknown>((node, part) => (node && typeof node === "object" ? (node as Record<string, unknown>)[part] : undefined), catalog);
-  const found = lookup(CATALOGS[isLocale(locale) ? locale : "en"]) ?? lookup(en);
+  const found = overrides[key] ?? lookup(CATALOGS[isLocale(locale) ? locale : "en"]) ?? lookup(en);
   const text = typeof found === "string" ? found : key;
   return text.replace(/\{(\w+)\}/g, (m, name: string) => (name in values ? String(values[name]) : m));
 }

@@ -8,12 +8,15 @@ import it from "@/messages/it.json";
 import { LOCALES, type Locale } from "./locales";
 
 /**
- * Administrators may override the texts of the hosted login per locale (admin console, "Branding
- * and texts"). The overrides live in the database and are laid over messages/<locale>.json when
- * next-intl loads a request's messages, so every instance shows a change within a few seconds and
- * the instance that made it at once.
+ * Administrators may override the texts of the hosted pages per locale (admin console, "Branding
+ * and texts"): sign-in and registration (`login`), sign-out (`logout`), and the pages the
+ * authorization endpoint renders itself (`errors`, `authorize`). The overrides live in the
+ * database, keyed by their full catalog path (`login.loginName.title`), and are laid over
+ * messages/<locale>.json when a page loads its messages, so every instance shows a change within
+ * a few seconds and the instance that made it at once. The console's own texts are not
+ * overridable: they are for administrators, not for the product's users.
  */
-export const OVERRIDABLE_NAMESPACE = "login";
+export const OVERRIDABLE_NAMESPACES = ["login", "logout", "errors", "authorize"] as const;
 
 const CATALOGS: Record<Locale, Record<string, unknown>> = { en, de, fr, it };
 
@@ -26,9 +29,11 @@ function flatten(node: unknown, prefix: string, out: Map<string, string>): Map<s
   return out;
 }
 
-/** The overridable texts of a locale with their defaults, keyed below the `login` namespace. */
+/** The overridable texts of a locale with their defaults, keyed by catalog path, in catalog order. */
 export function defaultTexts(locale: Locale): Map<string, string> {
-  return flatten(CATALOGS[locale][OVERRIDABLE_NAMESPACE], "", new Map());
+  const out = new Map<string, string>();
+  for (const ns of OVERRIDABLE_NAMESPACES) flatten(CATALOGS[locale][ns], ns, out);
+  return out;
 }
 
 /** Names of the ICU arguments of a message (`{client}`, `{count, plural, ...}`). */
@@ -90,6 +95,16 @@ export async function cachedOverrides(db: Executor, locale: Locale): Promise<Rec
   });
 }
 
+/**
+ * The overrides for a page rendered outside next-intl (lib/oauth's own pages): none for an
+ * unsupported locale, and none when the database cannot answer, so that the page still renders
+ * with the catalog's texts.
+ */
+export async function pageOverrides(db: Executor, locale: string): Promise<Record<string, string>> {
+  if (!isSupportedLocale(locale)) return {};
+  return cachedOverrides(db, locale).catch(() => ({}));
+}
+
 export function invalidateOverrides(): void {
   cache().clear();
 }
@@ -110,13 +125,14 @@ export async function writeOverrides(db: Executor, locale: Locale, changes: Reco
   invalidateOverrides();
 }
 
-/** A copy of `messages` with the overrides laid over the `login` namespace. */
+/** A copy of `messages` with the overrides laid over it. */
 export function applyOverrides<T extends Record<string, unknown>>(messages: T, overrides: Record<string, string>): T {
   const keys = Object.keys(overrides);
   if (!keys.length) return messages;
   const copy = structuredClone(messages) as Record<string, unknown>;
   for (const key of keys) {
-    const parts = [OVERRIDABLE_NAMESPACE, ...key.split(".")];
+    const parts = key.split(".");
+    if (!(OVERRIDABLE_NAMESPACES as readonly string[]).includes(parts[0]!)) continue;
     let node = copy;
     for (const part of parts.slice(0, -1)) {
       const next = node[part];

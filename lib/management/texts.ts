@@ -6,7 +6,7 @@ import { invalidFields, notFound, type FieldError } from "./http";
 import { named, route, type Ctx } from "./route";
 
 const Text = z.object({
-  key: z.string().describe("Path below the login namespace of the message catalog, e.g. loginName.title."),
+  key: z.string().describe("Path of the text in the message catalog, e.g. login.loginName.title (sign-in), logout.confirm.title (sign-out), errors.title (authorization error page), authorize.formPostTitle (form_post page)."),
   default: z.string().describe("The built-in text of this locale."),
   override: z.string().nullable().describe("The administrator's text, used instead of the default; null when none."),
 });
@@ -34,13 +34,13 @@ async function view(ctx: Ctx, locale: Locale) {
   };
 }
 
-/** Per-locale overrides of every hosted-login text (lib/i18n/overrides.ts); the login pages use them at once. */
+/** Per-locale overrides of every text of the hosted pages (lib/i18n/overrides.ts); the pages use them at once. */
 export const textRoutes = [
   route({
     method: "GET",
     path: "/texts/{locale}",
     operationId: "getLoginTexts",
-    summary: "The hosted login's texts of a locale (en, de, fr, it): each default and its override.",
+    summary: "The hosted pages' texts of a locale (en, de, fr, it): sign-in, registration, sign-out and authorization pages, each default and its override.",
     tag: "texts",
     success: { status: 200, description: "The texts.", schema: TextList },
     errors: [404],
@@ -65,7 +65,7 @@ export const textRoutes = [
       for (const [key, value] of Object.entries(body.texts)) {
         const def = defaults.get(key);
         if (def === undefined) {
-          problems.push({ path: `texts.${key}`, message: "No login text has this key." });
+          problems.push({ path: `texts.${key}`, message: "No hosted page text has this key." });
           continue;
         }
         // The same text as the default is stored as no override, so later catalog fixes reach it.

@@ -1,3 +1,4 @@
+import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Instance } from "@/lib/instance";
 import { completeAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { recordAudit } from "@/lib/store/audit";
@@ -26,7 +27,13 @@ export async function completeAuthorization(
   settings: Settings,
 ): Promise<Response> {
   const { db } = inst;
-  const ctx = { redirectUri: req.redirectUri, mode: req.responseMode as "query" | "fragment" | "form_post", lang: req.locale, theme: settings.branding };
+  const ctx = {
+    redirectUri: req.redirectUri,
+    mode: req.responseMode as "query" | "fragment" | "form_post",
+    lang: req.locale,
+    theme: settings.branding,
+    texts: req.responseMode === "form_post" ? await pageOverrides(db, req.locale) : undefined,
+  };
   if (!(await completeAuthRequest(db, authRequestId))) throw new InvalidRequest("This authorization request was already answered.");
   const user = await getUser(db, session.userId);
   if (!user || user.locked) throw new LoginRequired("The user can no longer sign in.");

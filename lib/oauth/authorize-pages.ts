@@ -7,8 +7,15 @@ const DEFAULT_THEME: Theme = { primaryColor: "#c2410c", backgroundColor: "#fafaf
  * The error page of the authorization endpoint for requests whose redirect URI cannot be
  * trusted (RFC 6749 4.1.2.1): shown to the user, never redirected.
  */
-export function authorizeErrorPage(opts: { status: number; locale: string; code: string; theme?: Theme }): Response {
-  const t = (key: string) => translate(opts.locale, `errors.${key}`);
+export function authorizeErrorPage(opts: {
+  status: number;
+  locale: string;
+  code: string;
+  theme?: Theme;
+  /** The administrator's texts of this locale (lib/i18n/overrides.ts). */
+  texts?: Record<string, string>;
+}): Response {
+  const t = (key: string) => translate(opts.locale, `errors.${key}`, {}, opts.texts);
   const title = t("title");
   const body =
     `<main><h1>${escapeHtml(title)}</h1>` +

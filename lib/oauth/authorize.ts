@@ -1,4 +1,5 @@
 import { resolveLocale } from "@/lib/i18n/locales";
+import { pageOverrides } from "@/lib/i18n/overrides";
 import { instance, type Instance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
@@ -45,11 +46,12 @@ export async function handleAuthorize(request: Request): Promise<Response> {
   const raw = await readAuthorizeParams(request).catch(() => ({ unsupportedBody: true as const }));
   if ("unsupportedBody" in raw) {
     const locale = resolveLocale({ acceptLanguage, defaultLocale: settings.defaultLocale });
-    return authorizeErrorPage({ status: 400, locale, code: "badRequest", theme: settings.branding });
+    return authorizeErrorPage({ status: 400, locale, code: "badRequest", theme: settings.branding, texts: await pageOverrides(inst.db, locale) });
   }
   const v = raw.values;
   const locale = resolveLocale({ uiLocales: v.ui_locales, acceptLanguage, defaultLocale: settings.defaultLocale });
-  const page = (code: string) => authorizeErrorPage({ status: 400, locale, code, theme: settings.branding });
+  const texts = await pageOverrides(inst.db, locale);
+  const page = (code: string) => authorizeErrorPage({ status: 400, locale, code, theme: settings.branding, texts });
 
   if (raw.repeated.includes("client_id") || raw.repeated.includes("redirect_uri")) return page("repeatedClient");
   if (!v.client_id) return page("missingClientId");
@@ -61,7 +63,7 @@ export async function handleAuthorize(request: Request): Promise<Response> {
   const redirectUri = v.redirect_uri;
   const mode = effectiveResponseMode(v.response_mode, v.response_type && canonical(v.response_type));
   const respond = (params: Record<string, string | undefined>, cookies: string[] = []) =>
-    withCookies(deliverAuthorizationResponse({ redirectUri, mode, lang: locale, theme: settings.branding }, params), cookies);
+    withCookies(deliverAuthorizationResponse({ redirectUri, mode, lang: locale, theme: settings.branding, texts }, params), cookies);
   const fail = (err: OAuthError, cookies: string[] = []) =>
     respond({ error: err.error, error_description: err.description, state: v.state }, cookies);
 
@@ -147,11 +149,13 @@ export async function handleAuthorizeCallback(request: Request): Promise<Respons
   const ua = await userAgentOfRequest(inst.db, inst.config.issuer, request);
   const authRequest = ua ? await findPendingAuthRequest(inst.db, id, ua.id) : undefined;
   if (!ua || !authRequest || !id) {
-    return authorizeErrorPage({ status: 400, locale: fallbackLocale, code: "expired", theme: settings.branding });
+    const texts = await pageOverrides(inst.db, fallbackLocale);
+    return authorizeErrorPage({ status: 400, locale: fallbackLocale, code: "expired", theme: settings.branding, texts });
   }
   const client = await getClient(inst.db, authRequest.clientId);
+  const texts = await pageOverrides(inst.db, authRequest.locale);
   if (!client || !client.redirectUris.includes(authRequest.redirectUri)) {
-    return authorizeErrorPage({ status: 400, locale: authRequest.locale, code: "unknownClient", theme: settings.branding });
+    return authorizeErrorPage({ status: 400, locale: authRequest.locale, code: "unknownClient", theme: settings.branding, texts });
   }
   const now = new Date();
   const session = authRequest.sessionId ? await getLiveSession(inst.db, ua.id, authRequest.sessionId, now) : undefined;
@@ -165,7 +169,7 @@ export async function handleAuthorizeCallback(request: Request): Promise<Respons
     const e = err instanceof OAuthError ? err : new ServerError("The server encountered an unexpected condition.");
     if (!(err instanceof OAuthError)) log().error({ err }, "authorize callback failed");
     return deliverAuthorizationResponse(
-      { redirectUri: authRequest.redirectUri, mode: authRequest.responseMode as "query", lang: authRequest.locale, theme: settings.branding },
+      { redirectUri: authRequest.redirectUri, mode: authRequest.responseMode as "query", lang: authRequest.locale, theme: settings.branding, texts },
       { error: e.error, error_description: e.description, state: authRequest.state ?? undefined },
     );
   }

@@ -19,7 +19,15 @@ export function effectiveResponseMode(requested: string | undefined, responseTyp
   return defaultResponseMode(responseType);
 }
 
-export type ResponseContext = { redirectUri: string; mode: ResponseMode; lang: string; theme: Theme; headers?: Record<string, string> };
+export type ResponseContext = {
+  redirectUri: string;
+  mode: ResponseMode;
+  lang: string;
+  theme: Theme;
+  /** The administrator's texts of `lang` for the form_post page (lib/i18n/overrides.ts). */
+  texts?: Record<string, string>;
+  headers?: Record<string, string>;
+};
 
 /** Delivers authorization response parameters (success or error) to the client's redirect URI. */
 export function deliverAuthorizationResponse(ctx: ResponseContext, params: Record<string, string | undefined>): Response {
@@ -48,7 +56,7 @@ const FORM_POST_SCRIPT = `document.forms[0].submit();`;
 
 /** OAuth 2.0 Form Post Response Mode: a page whose one script posts the form; the button covers no-script. */
 function formPostResponse(ctx: ResponseContext, entries: [string, string][]): Response {
-  const t = (key: string) => translate(ctx.lang, `authorize.${key}`);
+  const t = (key: string) => translate(ctx.lang, `authorize.${key}`, {}, ctx.texts);
   const inputs = entries.map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`).join("");
   const body =
     `<main><form method="post" action="${escapeHtml(ctx.redirectUri)}">${inputs}` +

@@ -19,10 +19,10 @@ export default async function TextsPage({ searchParams }: { searchParams: Promis
   const q = (sp.q ?? "").toLowerCase();
   const texts = q ? data.texts.filter((x) => x.key.toLowerCase().includes(q) || (x.override ?? x.default).toLowerCase().includes(q)) : data.texts;
   const overridden = data.texts.filter((x) => x.override !== null).length;
-  // Grouped by page (the first part of the key), in catalog order.
+  // Grouped by page or part of a page (the key without its last part), in catalog order.
   const byGroup = new Map<string, Text[]>();
   for (const x of texts) {
-    const g = x.key.includes(".") ? x.key.split(".")[0]! : "general";
+    const g = x.key.slice(0, x.key.lastIndexOf("."));
     byGroup.set(g, [...(byGroup.get(g) ?? []), x]);
   }
   const groups = [...byGroup];
