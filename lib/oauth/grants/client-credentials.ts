@@ -18,29 +18,31 @@ export const clientCredentialsGrant: Grant = {
     const p = parseParams(clientCredentialsParams, g.form);
     const client = g.client!;
     const scopes = parseScope(p.scope).filter((s) => s !== "offline_access");
-    let grantId: string | null = null;
-    if (client.accessTokenType === "opaque") {
-      grantId = (
-        await createGrant(g.db, {
-          clientId: client.id,
-          userId: null,
-          sessionId: null,
-          grantType: GRANT.clientCredentials,
-          scopes,
-          expiresAt: new Date(Date.now() + client.accessTokenLifetime * 1000),
-        })
-      ).id;
+    if (client.accessTokenType !== "opaque") {
+      const at = await issueAccessToken({ db: g.db, masterKey: g.masterKey, issuer: g.issuer, client, scopes, grantId: null });
+      return { access_token: at.token, token_type: "Bearer", expires_in: at.expiresIn, scope: scopeString(scopes) };
     }
-    const at = await issueAccessToken({ db: g.db, masterKey: g.masterKey, issuer: g.issuer, client, scopes, grantId });
-    if (at.format === "opaque") {
-      await recordAudit(g.db, g.audit, {
+    // One transaction for the grant, its token and the audit event: one commit instead of three,
+    // and never a grant without its token.
+    const at = await g.db.transaction(async (tx) => {
+      const grant = await createGrant(tx, {
+        clientId: client.id,
+        userId: null,
+        sessionId: null,
+        grantType: GRANT.clientCredentials,
+        scopes,
+        expiresAt: new Date(Date.now() + client.accessTokenLifetime * 1000),
+      });
+      const issued = await issueAccessToken({ db: tx, masterKey: g.masterKey, issuer: g.issuer, client, scopes, grantId: grant.id });
+      await recordAudit(tx, g.audit, {
         action: "token.issued",
         targetType: "grant",
-        targetId: grantId,
+        targetId: grant.id,
         clientId: client.id,
         details: { grantType: GRANT.clientCredentials, scopes },
       });
-    }
+      return issued;
+    });
     return { access_token: at.token, token_type: "Bearer", expires_in: at.expiresIn, scope: scopeString(scopes) };
   },
 };
