@@ -42,8 +42,8 @@ test("applications: create with inline errors, secret once, use it in a code flo
   await page.locator('[name="accessTokenLifetime"]').fill("0");
   await page.getByRole("button", { name: "Create application" }).click();
   await expect(page.locator(".alert-error")).toContainText("Please correct the marked fields.");
-  await expect(page.locator("#redirectUris-error")).toBeVisible();
-  await expect(page.locator("#accessTokenLifetime-error")).toBeVisible();
+  await expect(page.locator("#redirectUris-error")).toHaveText("The URI must not contain a fragment (#). (line 1)");
+  await expect(page.locator("#accessTokenLifetime-error")).toHaveText("Must be at least 1.");
   await expect(page.locator('[name="redirectUris"]')).toHaveAttribute("aria-invalid", "true");
   await expect(page.locator('[name="name"]')).toHaveValue(appName);
   await shot(page, "application-new-errors-en-desktop");
@@ -362,6 +362,15 @@ test("the console in German, and on a phone", async ({ browser }) => {
   await page.goto(`${CONSOLE}/applications/new`);
   await expectOneH1(page, "Neue Anwendung");
   await shot(page, "application-new-de-desktop");
+  // The API's validation messages in the console's language.
+  await page.locator('[name="name"]').fill("Laden");
+  await page.locator('[name="redirectUris"]').fill("https://laden.example.com/cb\nhttp://laden.example.com/cb");
+  await page.locator('[name="accessTokenLifetime"]').fill("9999999");
+  await page.getByRole("button", { name: "Anwendung erstellen" }).click();
+  await expect(page.locator("#redirectUris-error")).toHaveText(
+    "Unverschlüsseltes http ist nur für localhost, 127.0.0.1 oder [::1] erlaubt; verwenden Sie https. (Zeile 2)",
+  );
+  await expect(page.locator("#accessTokenLifetime-error")).toHaveText("Darf höchstens 604800 sein.");
   await page.goto(`${CONSOLE}/features`);
   await expect(page.getByRole("switch", { name: "Token-Austausch" })).toBeVisible();
   await page.setViewportSize({ width: 390, height: 844 });

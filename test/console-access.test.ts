@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encrypt } from "@/lib/crypto";
 import { CONSOLE_CLIENT_ID, ensureConsoleClient } from "@/lib/console/client";
-import { clientBody, fieldErrors, nestedNumbers, userBody } from "@/lib/console/forms";
+import { clientBody, fieldErrors, nestedNumbers, userBody, type ConsoleT } from "@/lib/console/forms";
 import {
   CONSOLE_COOKIE,
   consoleAccess,
@@ -15,7 +15,16 @@ import { dispatchManagement } from "@/lib/management/router";
 import { getClient } from "@/lib/store/clients";
 import { createUserAgent, endSessions, recordAuthentication } from "@/lib/store/sessions";
 import { insertUser, updateUser, type User } from "@/lib/store/users";
+import { createTranslator } from "next-intl";
+import de from "@/messages/de.json";
+import en from "@/messages/en.json";
+import fr from "@/messages/fr.json";
+import it_ from "@/messages/it.json";
 import { startTestInstance, type TestInstance } from "./harness";
+
+const CATALOGS = { en, de, fr, it: it_ };
+const translator = (locale: keyof typeof CATALOGS) =>
+  createTranslator({ locale, messages: CATALOGS[locale], namespace: "console" }) as unknown as ConsoleT;
 
 let t: TestInstance;
 let admin: User;
@@ -173,7 +182,7 @@ describe("form conversion", () => {
       // Not a whole number: passed on for the API to refuse with its own message.
       refreshTokenLifetime: "1.5",
     });
-    expect(clientBody(form([["jwks", "{nope"]]), "create").fields).toEqual([{ path: "jwks", message: "Must be valid JSON." }]);
+    expect(clientBody(form([["jwks", "{nope"]]), "create").fields).toEqual([{ path: "jwks", code: "invalid_json", message: "Must be valid JSON." }]);
     expect(clientBody(form([["jwks", ""]]), "update").body.jwks).toBeNull();
   });
 
@@ -187,11 +196,40 @@ describe("form conversion", () => {
     expect(p.body).toEqual({ lockoutPolicy: { maxFailures: 5 }, passwordPolicy: { requireNumber: true } });
   });
 
-  it("maps the API's field paths onto input names", () => {
-    expect(fieldErrors([{ path: "redirectUris.1", message: "Bad." }, { path: "name", message: "Empty." }, { path: "", message: "Whole." }], ["name", "redirectUris"])).toEqual({
-      redirectUris: "Bad. (line 2)",
-      name: "Empty.",
+  it("maps the API's field paths onto input names, in the console's language", () => {
+    const fields = [
+      { path: "redirectUris.1", code: "redirect_uri_fragment", message: "Redirect URI must not contain a fragment (#)." },
+      { path: "name", code: "required", message: "Too small." },
+      { path: "accessTokenLifetime", code: "too_big", message: "Too big.", params: { maximum: 604800 } },
+      { path: "", code: "some_future_code", message: "Whole." },
+    ];
+    const inputs = ["name", "redirectUris", "accessTokenLifetime"];
+    expect(fieldErrors(fields, inputs, translator("en"))).toEqual({
+      redirectUris: "The URI must not contain a fragment (#). (line 2)",
+      name: "Required.",
+      accessTokenLifetime: "Must be at most 604800.",
+      "": "Whole.",
+    });
+    expect(fieldErrors(fields, inputs, translator("de"))).toEqual({
+      redirectUris: "Die URI darf kein Fragment (#) enthalten. (Zeile 2)",
+      name: "Pflichtfeld.",
+      accessTokenLifetime: "Darf höchstens 604800 sein.",
+      // A code the console has no text for: the API's message.
       "": "Whole.",
     });
   });
+
+  it("has a text for every error code in every language, and each formats", () => {
+    const codes = Object.keys(en.console.apiErrors);
+    for (const locale of ["en", "de", "fr", "it"] as const) {
+      const t = translator(locale);
+      for (const code of codes) {
+        expect(t.has(`apiErrors.${code}`), `${locale} ${code}`).toBe(true);
+        const text = t(`apiErrors.${code}`, { minimum: 1, maximum: 2, values: "a, b", line: 3, members: "d", alg: "HS256", allowed: "RS256", unknown: "{x}", type: "image/png" });
+        expect(text, `${locale} ${code}`).not.toMatch(/apiErrors|\{(minimum|maximum|values|line|members|alg|allowed|unknown)\}/);
+      }
+    }
+    expect(translator("fr")("apiErrors.text_braces")).toBe("Les accolades { } ne sont pas équilibrées.");
+  });
+
 });

@@ -112,7 +112,8 @@ describe("texts of the pages the authorization endpoint renders itself", () => {
 describe("overrideProblem", () => {
   it("checks braces and arguments", () => {
     expect(overrideProblem("Hello {name}", "Hi {name}!")).toBeNull();
-    expect(overrideProblem("Hello", "Hi {name}")).toMatch(/\{name\}/);
-    expect(overrideProblem("Hello", "Hi }")).toMatch(/braces/);
+    expect(overrideProblem("Hello", "Hi {name}")).toMatchObject({ code: "text_no_arguments", params: { unknown: "{name}" } });
+    expect(overrideProblem("Hello {name}", "Hi {who}")).toMatchObject({ code: "text_arguments", params: { unknown: "{who}", allowed: "{name}" } });
+    expect(overrideProblem("Hello", "Hi }")).toMatchObject({ code: "text_braces" });
   });
 });

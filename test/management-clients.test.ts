@@ -16,7 +16,7 @@ const post = (path: string, json?: unknown) => t.api("/management/v1" + path, { 
 const patch = (path: string, json: unknown) => t.api("/management/v1" + path, { method: "PATCH", json });
 const get = (path: string) => t.api("/management/v1" + path);
 
-async function fieldErrors(res: Response): Promise<{ path: string; message: string }[]> {
+async function fieldErrors(res: Response): Promise<{ path: string; code: string; message: string; params?: Record<string, unknown> }[]> {
   expect(res.status).toBe(400);
   const body = await res.json();
   expect(body.error).toBe("invalid_request");
@@ -153,6 +153,14 @@ describe("clients", () => {
     expect(fields[0]!.message).toMatch(/absolute/);
     expect(fields[1]!.message).toMatch(/fragment/);
     expect(fields[2]!.message).toMatch(/http/);
+    // Each problem has a stable code, for API clients and for the console's translations.
+    expect(fields.map((f) => f.code)).toEqual([
+      "redirect_uri_not_absolute",
+      "redirect_uri_fragment",
+      "redirect_uri_http",
+      "redirect_uri_scheme",
+      "redirect_uri_credentials",
+    ]);
 
     const logout = await fieldErrors(await post("/clients", { ...web, postLogoutRedirectUris: ["http://evil.example/"] }));
     expect(logout.map((f) => f.path)).toEqual(["postLogoutRedirectUris.0"]);
@@ -163,6 +171,7 @@ describe("clients", () => {
       await post("/clients", { ...web, responseTypes: ["code"], grantTypes: ["client_credentials"] }),
     );
     expect(noGrant.map((f) => f.path)).toContain("grantTypes");
+    expect(noGrant.map((f) => f.code)).toContain("code_needs_authorization_code");
 
     const implicit = await fieldErrors(await post("/clients", { ...web, responseTypes: ["id_token"], grantTypes: ["authorization_code"] }));
     expect(implicit.map((f) => f.path).sort()).toEqual(["grantTypes", "responseTypes"]);
@@ -172,11 +181,17 @@ describe("clients", () => {
 
     const publicCc = await fieldErrors(await post("/clients", { name: "x", grantTypes: ["client_credentials"], authMethod: "none" }));
     expect(publicCc.map((f) => f.path)).toEqual(["authMethod"]);
+    expect(publicCc[0]!.code).toBe("client_credentials_needs_auth");
 
     const bad = await fieldErrors(
       await post("/clients", { name: "", responseTypes: ["token"], authMethod: "magic", accessTokenLifetime: -5, redirect_uris: [] }),
     );
     expect(bad.map((f) => f.path).sort()).toEqual(["accessTokenLifetime", "authMethod", "name", "redirect_uris", "responseTypes.0"]);
+    const code = (path: string) => bad.find((f) => f.path === path);
+    expect(code("name")).toMatchObject({ code: "required" });
+    expect(code("accessTokenLifetime")).toMatchObject({ code: "too_small", params: { minimum: 1 } });
+    expect(code("authMethod")).toMatchObject({ code: "invalid_value" });
+    expect(code("redirect_uris")).toMatchObject({ code: "unknown_field" });
   });
 
   it("derives the missing half of response and grant types", async () => {

@@ -65,7 +65,9 @@ describe("the last administrator", () => {
     ] as const) {
       const res = await t.api(`/management/v1/users/${a.id}`, { method, json });
       expect(res.status).toBe(409);
-      expect((await res.json()).message).toMatch(/last unlocked administrator/);
+      const body = await res.json();
+      expect(body.message).toMatch(/last unlocked administrator/);
+      expect(body.fields).toEqual([{ path: "", code: "last_admin", message: body.message }]);
     }
     expect((await t.api("/management/v1/features")).status).toBe(200);
   });

@@ -70,24 +70,26 @@ describe("human users", () => {
     expect(dup.status).toBe(409);
     const body = await dup.json();
     expect(body.error).toBe("conflict");
-    expect(body.fields[0].path).toBe("username");
+    expect(body.fields[0]).toMatchObject({ path: "username", code: "username_taken" });
     const carol = await (await post("/users", { username: "carol" })).json();
     expect((await patch(`/users/${carol.id}`, { username: "Bob" })).status).toBe(409);
     expect((await post("/users", { type: "machine", username: "bOb" })).status).toBe(409);
   });
 
   it("checks the password policy from the settings with field messages", async () => {
-    const short = await post("/users", { username: "dave", password: "short" });
-    expect(await fieldPaths(short)).toEqual(["password"]);
+    const short = await (await post("/users", { username: "dave", password: "short" })).json();
+    expect(short.fields).toEqual([expect.objectContaining({ path: "password", code: "password_min_length", params: { minimum: 10 } })]);
     await t.api("/management/v1/settings", {
       method: "PUT",
       json: { passwordPolicy: { requireNumber: true, requireUppercase: true } },
     });
     const res = await post("/users", { username: "dave", password: "long but lowercase only" });
     expect(res.status).toBe(400);
-    const messages = (await res.json()).fields.map((f: { message: string }) => f.message).join(" ");
+    const fields = (await res.json()).fields as { message: string; code: string }[];
+    const messages = fields.map((f) => f.message).join(" ");
     expect(messages).toMatch(/number/);
     expect(messages).toMatch(/uppercase/);
+    expect(fields.map((f) => f.code).sort()).toEqual(["password_number", "password_uppercase"]);
     expect((await post("/users", { username: "dave", password: "Long enough 4 policy" })).status).toBe(201);
     await t.api("/management/v1/settings", {
       method: "PUT",
@@ -107,6 +109,9 @@ describe("human users", () => {
       }),
     );
     expect(paths.sort()).toEqual(["address.city", "bogus", "email", "locale", "roles.0", "username"]);
+    const res = await post("/users", { username: "has space", email: "not-an-email", locale: "??", phone: "call me" });
+    const codes = Object.fromEntries(((await res.json()).fields as { path: string; code: string }[]).map((f) => [f.path, f.code]));
+    expect(codes).toEqual({ username: "username_characters", email: "email", locale: "language_tag", phone: "phone" });
     expect(await fieldPaths(await post("/users", { type: "robot", username: "x" }))).toEqual(["type"]);
     expect(await fieldPaths(await post("/users", {}))).toEqual(["username"]);
   });

@@ -33,7 +33,7 @@ function guarded(handler: Handler) {
 }
 
 function failure(r: Extract<ApiResult, { ok: false }>, inputs: readonly string[], t: Awaited<ReturnType<typeof getTranslations>>) {
-  const fields = fieldErrors(r.fields, inputs);
+  const fields = fieldErrors(r.fields, inputs, t);
   const general = fields[""];
   delete fields[""];
   return {
@@ -44,7 +44,7 @@ function failure(r: Extract<ApiResult, { ok: false }>, inputs: readonly string[]
 }
 
 function parseFailure(p: Parsed, inputs: readonly string[], t: Awaited<ReturnType<typeof getTranslations>>) {
-  return { ok: false, message: t("common.fixFields"), fields: fieldErrors(p.fields, inputs) };
+  return { ok: false, message: t("common.fixFields"), fields: fieldErrors(p.fields, inputs, t) };
 }
 
 const id = (form: FormData, name: string) => encodeURIComponent(String(form.get(name) ?? ""));

@@ -40,7 +40,7 @@ export function numberOrText(value: string): number | string {
 /** Empty text is null (a cleared optional field). */
 const nullable = (v: string) => (v.trim() === "" ? null : v.trim());
 
-export type Parsed = { body: Record<string, unknown>; fields: { path: string; message: string }[] };
+export type Parsed = { body: Record<string, unknown>; fields: FieldProblem[] };
 
 function json(form: FormData, name: string, parsed: Parsed): unknown {
   const v = str(form, name).trim();
@@ -48,7 +48,7 @@ function json(form: FormData, name: string, parsed: Parsed): unknown {
   try {
     return JSON.parse(v);
   } catch {
-    parsed.fields.push({ path: name, message: "Must be valid JSON." });
+    parsed.fields.push({ path: name, code: "invalid_json", message: "Must be valid JSON." });
     return undefined;
   }
 }
@@ -122,13 +122,26 @@ export function nestedNumbers(form: FormData, groups: readonly string[]): Parsed
   return parsed;
 }
 
-/** API field errors keyed by the form's input names: `redirectUris.2` is shown at `redirectUris`. */
-export function fieldErrors(fields: { path: string; message: string }[], inputs: readonly string[]): Record<string, string> {
+/** A field error as the management API reports it (lib/management/http.ts FieldError). */
+export type FieldProblem = { path: string; code?: string; message: string; params?: Record<string, string | number> };
+
+/** Translates within the `console` namespace; `has` tells whether a text exists. */
+export type ConsoleT = { (key: string, values?: Record<string, string | number>): string; has(key: string): boolean };
+
+/**
+ * API field errors keyed by the form's input names (`redirectUris.2` is shown at `redirectUris`),
+ * in the console's language: the text of the error's code (console.apiErrors), else the API's
+ * English message.
+ */
+export function fieldErrors(fields: FieldProblem[], inputs: readonly string[], t: ConsoleT): Record<string, string> {
   const out: Record<string, string> = {};
   for (const f of fields) {
     const input = inputs.find((n) => f.path === n) ?? inputs.find((n) => f.path.startsWith(n + ".")) ?? "";
-    const suffix = f.path !== input && input && /^\d+$/.test(f.path.slice(input.length + 1)) ? ` (line ${Number(f.path.slice(input.length + 1)) + 1})` : "";
-    out[input] = out[input] ? `${out[input]} ${f.message}${suffix}` : `${f.message}${suffix}`;
+    const rest = f.path !== input && input ? f.path.slice(input.length + 1) : "";
+    const key = `apiErrors.${f.code}`;
+    let text = f.code && t.has(key) ? t(key, f.params ?? {}) : f.message;
+    if (/^\d+$/.test(rest)) text += ` ${t("apiErrors.line", { line: Number(rest) + 1 })}`;
+    out[input] = out[input] ? `${out[input]} ${text}` : text;
   }
   return out;
 }

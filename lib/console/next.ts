@@ -10,6 +10,7 @@ import { touchSession } from "@/lib/store/sessions";
 import { getSettings } from "@/lib/store/settings";
 import { CONSOLE_PATH } from "./client";
 import { CONSOLE_COOKIE, consoleAccess, verifyConsoleCsrf, type ConsoleAccess } from "./session";
+import type { FieldProblem } from "./forms";
 
 /** The console access of this request (memoised per request: layout, page and actions share it). */
 export const currentAccess = cache(async (): Promise<ConsoleAccess> => {
@@ -59,7 +60,7 @@ export async function actionAdmin(form: FormData): Promise<Admin> {
 
 export type ApiResult<T = Record<string, unknown>> =
   | { ok: true; status: number; data: T }
-  | { ok: false; status: number; error: string; message: string; fields: { path: string; message: string }[] };
+  | { ok: false; status: number; error: string; message: string; fields: FieldProblem[] };
 
 /**
  * A management API call as this administrator, through the API's own route table, schemas and

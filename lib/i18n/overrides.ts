@@ -5,6 +5,7 @@ import de from "@/messages/de.json";
 import en from "@/messages/en.json";
 import fr from "@/messages/fr.json";
 import it from "@/messages/it.json";
+import { problem, type Problem } from "@/lib/problem";
 import { LOCALES, type Locale } from "./locales";
 
 /**
@@ -46,21 +47,21 @@ export function argumentNames(text: string): Set<string> {
  * default has (the page passes no others, and next-intl would fail to format it) and must have
  * balanced braces (else it is no valid ICU message).
  */
-export function overrideProblem(defaultText: string, value: string): string | null {
-  if (value.trim() === "") return "Must not be empty; reset the text to use the default.";
-  if (value.length > 2000) return "Must be at most 2000 characters.";
+export function overrideProblem(defaultText: string, value: string): Problem | null {
+  if (value.trim() === "") return problem("text_empty", "Must not be empty; reset the text to use the default.");
+  if (value.length > 2000) return problem("too_long", "Must be at most 2000 characters.", { maximum: 2000 });
   let depth = 0;
   for (const ch of value) {
     if (ch === "{") depth++;
     else if (ch === "}" && --depth < 0) break;
   }
-  if (depth !== 0) return "Has unbalanced braces { }.";
-  const allowed = argumentNames(defaultText);
-  const unknown = [...argumentNames(value)].filter((n) => !allowed.has(n));
-  if (unknown.length) {
-    return `Uses ${unknown.map((n) => `{${n}}`).join(", ")}, which this text does not have${
-      allowed.size ? ` (available: ${[...allowed].map((n) => `{${n}}`).join(", ")})` : ""
-    }.`;
+  if (depth !== 0) return problem("text_braces", "Has unbalanced braces { }.");
+  const allowed = [...argumentNames(defaultText)].map((n) => `{${n}}`).join(", ");
+  const unknown = [...argumentNames(value)].filter((n) => !argumentNames(defaultText).has(n)).map((n) => `{${n}}`).join(", ");
+  if (unknown) {
+    return allowed
+      ? problem("text_arguments", `Uses ${unknown}, which this text does not have (available: ${allowed}).`, { unknown, allowed })
+      : problem("text_no_arguments", `Uses ${unknown}, but this text has no arguments.`, { unknown });
   }
   return null;
 }

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { sha256 } from "@/lib/crypto";
 import { recordAudit } from "@/lib/store/audit";
 import { invalidateSettings, readSettings, updateSettings, type Settings } from "@/lib/store/settings";
+import { problem, type Problem } from "@/lib/problem";
+import { addProblem, codedPattern } from "./http";
 import { named, route } from "./route";
 
 export const LOGO_PATH = "/ui/branding/logo";
@@ -13,23 +15,25 @@ export function logoTag(logo: Buffer): string {
   return sha256(logo.toString("base64")).slice(0, 22);
 }
 
+const notType = (type: string) => problem("logo_content", `The image is not of the type ${type} it claims.`, { type });
+
 /** Checks that the bytes are what the data URL says they are, so we never serve one type as another. */
-function contentProblem(type: string, bytes: Buffer): string | null {
+function contentProblem(type: string, bytes: Buffer): Problem | null {
   const starts = (sig: number[]) => sig.every((b, i) => bytes[i] === b);
   switch (type) {
     case "image/png":
-      return starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) ? null : "is not a PNG image";
+      return starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) ? null : notType(type);
     case "image/jpeg":
-      return starts([0xff, 0xd8, 0xff]) ? null : "is not a JPEG image";
+      return starts([0xff, 0xd8, 0xff]) ? null : notType(type);
     case "image/webp":
       return bytes.subarray(0, 4).toString("latin1") === "RIFF" && bytes.subarray(8, 12).toString("latin1") === "WEBP"
         ? null
-        : "is not a WebP image";
+        : notType(type);
     default: {
       const svg = bytes.toString("utf8");
-      if (!/<svg[\s>]/i.test(svg)) return "is not an SVG image";
+      if (!/<svg[\s>]/i.test(svg)) return notType(type);
       // It is served with a CSP that forbids scripts, but a logo has no business carrying any.
-      if (/<script|<foreignObject|javascript:|\son[a-z]+\s*=/i.test(svg)) return "must not contain scripts or event handlers";
+      if (/<script|<foreignObject|javascript:|\son[a-z]+\s*=/i.test(svg)) return problem("logo_scripts", "The image must not contain scripts or event handlers.");
       return null;
     }
   }
@@ -40,22 +44,22 @@ const logo = z
   .transform((value, ctx) => {
     const m = /^data:([a-z+/]+);base64,([A-Za-z0-9+/]*={0,2})$/.exec(value);
     if (!m) {
-      ctx.addIssue({ code: "custom", message: "Must be a base64 data: URL (data:image/png;base64,...)." });
+      addProblem(ctx, problem("logo_data_url", "Must be a base64 data: URL (data:image/png;base64,...)."));
       return z.NEVER;
     }
     const type = m[1]!;
     if (!(LOGO_TYPES as readonly string[]).includes(type)) {
-      ctx.addIssue({ code: "custom", message: `The image type must be one of ${LOGO_TYPES.join(", ")}.` });
+      addProblem(ctx, problem("logo_type", `The image type must be one of ${LOGO_TYPES.join(", ")}.`, { types: LOGO_TYPES.join(", ") }));
       return z.NEVER;
     }
     const bytes = Buffer.from(m[2]!, "base64");
     if (bytes.length === 0 || bytes.length > MAX_LOGO_BYTES) {
-      ctx.addIssue({ code: "custom", message: `The image must be between 1 byte and ${MAX_LOGO_BYTES / 1024} KiB.` });
+      addProblem(ctx, problem("logo_size", `The image must be between 1 byte and ${MAX_LOGO_BYTES / 1024} KiB.`, { maximum: MAX_LOGO_BYTES / 1024 }));
       return z.NEVER;
     }
-    const problem = contentProblem(type, bytes);
-    if (problem) {
-      ctx.addIssue({ code: "custom", message: `The image ${problem}.` });
+    const content = contentProblem(type, bytes);
+    if (content) {
+      addProblem(ctx, content);
       return z.NEVER;
     }
     return { type, bytes };
@@ -64,7 +68,7 @@ const logo = z
 
 const color = z
   .string()
-  .regex(/^#[0-9a-fA-F]{6}$/, "Must be a color as #rrggbb.")
+  .regex(codedPattern(/^#[0-9a-fA-F]{6}$/, "color"), "Must be a color as #rrggbb.")
   .transform((c) => c.toLowerCase());
 const darkMode = z.enum(["light", "dark", "auto"]);
 

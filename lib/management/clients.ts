@@ -16,7 +16,7 @@ import {
   type NewClient,
 } from "@/lib/store/clients";
 import { readSettings } from "@/lib/store/settings";
-import { invalid, invalidFields, notFound, type FieldError } from "./http";
+import { addProblem, invalid, invalidFields, notFound, type FieldError } from "./http";
 import { cutOffClient } from "@/lib/store/cut-off";
 import { checkPublicJwk } from "./public-keys";
 import { redirectUriList } from "./redirect-uris";
@@ -30,7 +30,7 @@ const jwks = z
     const keys: Record<string, unknown>[] = [];
     set.keys.forEach((k, i) => {
       const checked = checkPublicJwk(k);
-      if (typeof checked === "string") ctx.addIssue({ code: "custom", path: ["keys", i], message: `Key ${checked}.` });
+      if ("code" in checked) addProblem(ctx, { ...checked, message: `Key ${checked.message}.` }, ["keys", i]);
       else keys.push(checked.jwk);
     });
     return { keys };
@@ -152,31 +152,31 @@ export function registrationProblems(r: Registration): FieldError[] {
   // enforced: a grant without its response type could never be started, and a response type
   // without its grant would be refused at the authorization endpoint.
   if (rt.has("code") && !gt.has("authorization_code")) {
-    problems.push({ path: "grantTypes", message: "The response type code needs the grant type authorization_code." });
+    problems.push({ path: "grantTypes", code: "code_needs_authorization_code", message: "The response type code needs the grant type authorization_code." });
   }
   if ((rt.has("id_token") || rt.has("id_token token")) && !gt.has("implicit")) {
-    problems.push({ path: "grantTypes", message: "The response types id_token and id_token token need the grant type implicit." });
+    problems.push({ path: "grantTypes", code: "id_token_needs_implicit", message: "The response types id_token and id_token token need the grant type implicit." });
   }
   if (gt.has("authorization_code") && !rt.has("code")) {
-    problems.push({ path: "responseTypes", message: "The grant type authorization_code needs the response type code." });
+    problems.push({ path: "responseTypes", code: "authorization_code_needs_code", message: "The grant type authorization_code needs the response type code." });
   }
   if (gt.has("implicit") && !rt.has("id_token") && !rt.has("id_token token")) {
-    problems.push({ path: "responseTypes", message: "The grant type implicit needs the response type id_token or id_token token." });
+    problems.push({ path: "responseTypes", code: "implicit_needs_id_token", message: "The grant type implicit needs the response type id_token or id_token token." });
   }
   // A refresh token is only ever the by-product of another grant.
   if (gt.has("refresh_token") && gt.size === 1) {
-    problems.push({ path: "grantTypes", message: "refresh_token needs another grant type that issues refresh tokens." });
+    problems.push({ path: "grantTypes", code: "refresh_token_alone", message: "refresh_token needs another grant type that issues refresh tokens." });
   }
   // RFC 6749 §4.4: the client credentials grant is for clients that authenticate.
   if (gt.has("client_credentials") && r.authMethod === "none") {
-    problems.push({ path: "authMethod", message: "The grant type client_credentials needs client authentication; none is not allowed." });
+    problems.push({ path: "authMethod", code: "client_credentials_needs_auth", message: "The grant type client_credentials needs client authentication; none is not allowed." });
   }
   // Interactive clients (any response type) come back through a redirect URI; others need none.
   if (rt.size > 0 && (r.redirectUris ?? []).length === 0) {
-    problems.push({ path: "redirectUris", message: "A client with response types needs at least one redirect URI." });
+    problems.push({ path: "redirectUris", code: "redirect_uri_required", message: "A client with response types needs at least one redirect URI." });
   }
   if (r.authMethod === "private_key_jwt" && !r.jwks) {
-    problems.push({ path: "jwks", message: "private_key_jwt needs a public key set (jwks)." });
+    problems.push({ path: "jwks", code: "jwks_required", message: "private_key_jwt needs a public key set (jwks)." });
   }
   return problems;
 }

@@ -1,8 +1,11 @@
-import type { z } from "zod";
+import { z } from "zod";
 import { NO_STORE } from "@/lib/http/responses";
+import { problem, type Problem } from "@/lib/problem";
 
-/** A field-level problem in a request body or query: `path` is dotted (`redirectUris.0`). */
-export type FieldError = { path: string; message: string };
+/** A refused field: its dotted path in the body or query (`redirectUris.0`), and why (lib/problem.ts). */
+export type FieldError = Problem & { path: string };
+
+export const fieldError = (path: string, p: Problem): FieldError => ({ path, ...p });
 
 /**
  * Every management API error: `{error, message, fields?}` with its status. Thrown anywhere in a
@@ -46,17 +49,64 @@ export function errorResponse(err: ApiError): Response {
   return jsonResponse(err.toJSON(), err.status, err.headers);
 }
 
+/**
+ * Codes of the string patterns the schemas declare with `codedPattern()`: a regex issue carries
+ * only the pattern, so its code is looked up by it.
+ */
+const PATTERN_CODES = new Map<string, string>();
+
+/** `re`, registered so that a string refused by `.regex(re, message)` reports `code`. */
+export function codedPattern(re: RegExp, code: string): RegExp {
+  PATTERN_CODES.set(String(re), code);
+  return re;
+}
+
+/** The code and params of a zod issue: zod's own checks by kind, custom ones by their `params.code`. */
+function issueProblem(issue: z.core.$ZodIssue): Problem {
+  const p = (code: string, params?: Problem["params"]) => problem(code, issue.message, params);
+  switch (issue.code) {
+    case "too_small": {
+      const min = Number(issue.minimum);
+      if (issue.origin === "string") return min <= 1 ? p("required") : p("too_short", { minimum: min });
+      if (issue.origin === "array" || issue.origin === "set") return p("too_few", { minimum: min });
+      return p("too_small", { minimum: min });
+    }
+    case "too_big": {
+      const max = Number(issue.maximum);
+      if (issue.origin === "string") return p("too_long", { maximum: max });
+      if (issue.origin === "array" || issue.origin === "set") return p("too_many", { maximum: max });
+      return p("too_big", { maximum: max });
+    }
+    case "invalid_type":
+      return issue.expected === "number" || issue.expected === "int" ? p("not_a_number") : p("invalid_type", { expected: issue.expected });
+    case "invalid_format":
+      if (issue.format === "regex") return p(PATTERN_CODES.get(issue.pattern ?? "") ?? "invalid_format");
+      return p(issue.format === "email" ? "email" : "invalid_format", { format: issue.format });
+    case "invalid_value":
+      return p("invalid_value", { values: issue.values.map(String).join(", ") });
+    case "custom":
+      return typeof issue.params?.code === "string" ? p(issue.params.code, issue.params.values) : p("invalid");
+    default:
+      return p("invalid");
+  }
+}
+
 export function issuesToFields(issues: readonly z.core.$ZodIssue[]): FieldError[] {
   const fields: FieldError[] = [];
   for (const issue of issues) {
     const base = issue.path.map(String);
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) fields.push({ path: [...base, key].join("."), message: "Unknown field." });
+      for (const key of issue.keys) fields.push({ path: [...base, key].join("."), code: "unknown_field", message: "Unknown field." });
     } else {
-      fields.push({ path: base.join("."), message: issue.message });
+      fields.push({ path: base.join("."), ...issueProblem(issue) });
     }
   }
   return fields;
+}
+
+/** A custom zod issue with a code (and the params its text needs). */
+export function addProblem(ctx: z.core.$RefinementCtx, p: Problem, path?: PropertyKey[]): void {
+  ctx.addIssue({ code: "custom", message: p.message, params: { code: p.code, values: p.params }, ...(path ? { path } : {}) });
 }
 
 export function parseWith<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
@@ -79,12 +129,12 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") {
     throw invalid("The request body must be JSON with Content-Type: application/json.", [
-      { path: "", message: `Unsupported content type ${JSON.stringify(type || "(none)")}.` },
+      { path: "", code: "unsupported_content_type", message: `Unsupported content type ${JSON.stringify(type || "(none)")}.` },
     ]);
   }
   try {
     return JSON.parse(text);
   } catch {
-    throw invalid("The request body is not valid JSON.", [{ path: "", message: "Malformed JSON." }]);
+    throw invalid("The request body is not valid JSON.", [{ path: "", code: "malformed_json", message: "Malformed JSON." }]);
   }
 }

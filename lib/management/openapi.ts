@@ -8,7 +8,16 @@ const ErrorSchema = z.object({
   error: z.string().describe("Machine-readable code: invalid_request, unauthorized, forbidden, not_found, method_not_allowed, conflict."),
   message: z.string(),
   fields: z
-    .array(z.object({ path: z.string().describe("Dotted path into the body or query, e.g. redirectUris.0."), message: z.string() }))
+    .array(
+      z.object({
+        path: z.string().describe("Dotted path into the body or query, e.g. redirectUris.0; empty for the request as a whole."),
+        code: z
+          .string()
+          .describe("Machine-readable reason, stable across versions: required, too_long, not_a_number, invalid_value, unknown_field, email, redirect_uri_fragment, key_rsa_short, password_min_length, username_taken, last_admin, ..."),
+        message: z.string().describe("The reason in English."),
+        params: z.record(z.string(), z.union([z.string(), z.number()])).optional().describe("Values the reason refers to, e.g. {maximum: 200}."),
+      }),
+    )
     .optional(),
 });
 

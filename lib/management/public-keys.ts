@@ -1,4 +1,5 @@
 import { createPublicKey, type JsonWebKey as NodeJwk } from "node:crypto";
+import { problem, type Problem } from "@/lib/problem";
 
 /** Members that only a private or symmetric JWK has (RFC 7518 §6). */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
@@ -11,37 +12,38 @@ export type CheckedKey = { jwk: Record<string, unknown>; alg: string };
 /**
  * Checks that a JWK is a usable public signing key: RSA of at least 2048 bits or EC on P-256 /
  * P-384, with no private members, and an `alg` that fits the key (derived when not declared:
- * RS256 for RSA, ES256/ES384 by curve). Returns the public members only, or a problem message.
+ * RS256 for RSA, ES256/ES384 by curve). Returns the public members only, or why not (its
+ * message completes "The key ...").
  */
-export function checkPublicJwk(input: unknown): CheckedKey | string {
-  if (!input || typeof input !== "object" || Array.isArray(input)) return "must be a JWK object";
+export function checkPublicJwk(input: unknown): CheckedKey | Problem {
+  if (!input || typeof input !== "object" || Array.isArray(input)) return problem("key_not_object", "must be a JWK object");
   const jwk = input as Record<string, unknown>;
   const leaked = PRIVATE_MEMBERS.filter((m) => m in jwk);
-  if (leaked.length) return `must be a public key; remove the private member(s) ${leaked.join(", ")}`;
-  if (jwk.use !== undefined && jwk.use !== "sig") return 'use must be "sig"';
+  if (leaked.length) return problem("key_private", `must be a public key; remove the private member(s) ${leaked.join(", ")}`, { members: leaked.join(", ") });
+  if (jwk.use !== undefined && jwk.use !== "sig") return problem("key_use", 'use must be "sig"');
   let alg: string;
   let pub: Record<string, unknown>;
   if (jwk.kty === "RSA") {
-    if (typeof jwk.n !== "string" || typeof jwk.e !== "string") return "an RSA key needs n and e";
+    if (typeof jwk.n !== "string" || typeof jwk.e !== "string") return problem("key_invalid", "an RSA key needs n and e");
     alg = typeof jwk.alg === "string" ? jwk.alg : "RS256";
-    if (!RSA_ALGS.includes(alg)) return `alg ${alg} does not fit an RSA key (use one of ${RSA_ALGS.join(", ")})`;
+    if (!RSA_ALGS.includes(alg)) return problem("key_alg", `alg ${alg} does not fit an RSA key (use one of ${RSA_ALGS.join(", ")})`, { alg, allowed: RSA_ALGS.join(", ") });
     pub = { kty: "RSA", n: jwk.n, e: jwk.e };
   } else if (jwk.kty === "EC") {
-    if (typeof jwk.crv !== "string" || !(jwk.crv in EC_ALGS)) return "an EC key must use the curve P-256 or P-384";
-    if (typeof jwk.x !== "string" || typeof jwk.y !== "string") return "an EC key needs x and y";
+    if (typeof jwk.crv !== "string" || !(jwk.crv in EC_ALGS)) return problem("key_ec_curve", "an EC key must use the curve P-256 or P-384");
+    if (typeof jwk.x !== "string" || typeof jwk.y !== "string") return problem("key_invalid", "an EC key needs x and y");
     const expected = EC_ALGS[jwk.crv]!;
     alg = typeof jwk.alg === "string" ? jwk.alg : expected;
-    if (alg !== expected) return `alg ${alg} does not fit a ${jwk.crv} key (use ${expected})`;
+    if (alg !== expected) return problem("key_alg", `alg ${alg} does not fit a ${jwk.crv} key (use ${expected})`, { alg, allowed: expected });
     pub = { kty: "EC", crv: jwk.crv, x: jwk.x, y: jwk.y };
   } else {
-    return "kty must be RSA or EC";
+    return problem("key_kty", "kty must be RSA or EC");
   }
   try {
     const key = createPublicKey({ key: pub as NodeJwk, format: "jwk" });
     const bits = key.asymmetricKeyDetails?.modulusLength;
-    if (jwk.kty === "RSA" && (!bits || bits < 2048)) return "an RSA key must be at least 2048 bits long";
+    if (jwk.kty === "RSA" && (!bits || bits < 2048)) return problem("key_rsa_short", "an RSA key must be at least 2048 bits long");
   } catch {
-    return "is not a valid key";
+    return problem("key_invalid", "is not a valid key");
   }
   if (typeof jwk.kid === "string") pub.kid = jwk.kid;
   return { jwk: { ...pub, alg, use: "sig" }, alg };

@@ -1,9 +1,11 @@
 import { z } from "zod";
+import { problem, type Problem } from "@/lib/problem";
+import { addProblem } from "./http";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
- * Why a redirect URI cannot be registered, or null when it can. Registered URIs are later
+ * Why a redirect URI cannot be registered (its message completes "Redirect URI ..."), or null when it can. Registered URIs are later
  * compared exactly (string equality), so nothing here normalises them: what is stored is what
  * the client must send.
  *
@@ -14,29 +16,34 @@ const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
  *   `com.example.app:/callback`): this also keeps out `javascript:`, `data:`, `file:` and the like.
  * - No credentials in the authority and no whitespace, which only ever serve to confuse parsers.
  */
-export function redirectUriProblem(value: string): string | null {
-  if (value.length > 2048) return "must be at most 2048 characters long";
-  if (/[\s\u0000-\u001f\u007f]/.test(value)) return "must not contain whitespace or control characters";
-  if (value.includes("#")) return "must not contain a fragment (#)";
+export function redirectUriProblem(value: string): Problem | null {
+  if (value.length > 2048) return problem("redirect_uri_too_long", "must be at most 2048 characters long");
+  if (/[\s\u0000-\u001f\u007f]/.test(value)) return problem("redirect_uri_whitespace", "must not contain whitespace or control characters");
+  if (value.includes("#")) return problem("redirect_uri_fragment", "must not contain a fragment (#)");
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    return "must be an absolute URI";
+    return problem("redirect_uri_not_absolute", "must be an absolute URI");
   }
-  if (url.username || url.password) return "must not contain user credentials";
+  if (url.username || url.password) return problem("redirect_uri_credentials", "must not contain user credentials");
   const scheme = url.protocol.slice(0, -1);
-  if (scheme === "https") return url.hostname ? null : "must name a host";
+  if (scheme === "https") return url.hostname ? null : problem("redirect_uri_no_host", "must name a host");
   if (scheme === "http") {
-    return LOOPBACK_HOSTS.has(url.hostname) ? null : "may use plain http only for localhost, 127.0.0.1 or [::1]; use https";
+    return LOOPBACK_HOSTS.has(url.hostname)
+      ? null
+      : problem("redirect_uri_http", "may use plain http only for localhost, 127.0.0.1 or [::1]; use https");
   }
   if (scheme.includes(".")) return null;
-  return "must use https, http on a loopback host, or a reverse-domain private-use scheme (e.g. com.example.app:/cb)";
+  return problem(
+    "redirect_uri_scheme",
+    "must use https, http on a loopback host, or a reverse-domain private-use scheme (e.g. com.example.app:/cb)",
+  );
 }
 
 export const redirectUri = z.string().superRefine((value, ctx) => {
-  const problem = redirectUriProblem(value);
-  if (problem) ctx.addIssue({ code: "custom", message: `Redirect URI ${problem}.` });
+  const p = redirectUriProblem(value);
+  if (p) addProblem(ctx, { ...p, message: `Redirect URI ${p.message}.` });
 });
 
 /** A list of redirect URIs; duplicates are dropped since matching is exact anyway. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { recordAudit } from "@/lib/store/audit";
 import { invalidateSettings, readSettings, SUPPORTED_LOCALES, updateSettings, type Settings } from "@/lib/store/settings";
-import { invalidFields } from "./http";
+import { codedPattern, invalidFields } from "./http";
 import { named, route } from "./route";
 
 const DAY = 86_400;
@@ -31,7 +31,10 @@ const hostname = z
   .string()
   .trim()
   .toLowerCase()
-  .regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, "Must be a host name such as example.com.");
+  .regex(
+    codedPattern(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, "host_name"),
+    "Must be a host name such as example.com.",
+  );
 
 const SettingsView = named(
   "Settings",
@@ -100,7 +103,7 @@ export const settingsRoutes = [
         };
         if (next.lifetimes.sessionIdle > next.lifetimes.sessionAbsolute) {
           throw invalidFields([
-            { path: "lifetimes.sessionIdle", message: "The idle session lifetime cannot exceed the absolute one." },
+            { path: "lifetimes.sessionIdle", code: "idle_exceeds_absolute", message: "The idle session lifetime cannot exceed the absolute one." },
           ]);
         }
         const updated = await updateSettings(tx, next);

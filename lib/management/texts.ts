@@ -65,7 +65,7 @@ export const textRoutes = [
       for (const [key, value] of Object.entries(body.texts)) {
         const def = defaults.get(key);
         if (def === undefined) {
-          problems.push({ path: `texts.${key}`, message: "No hosted page text has this key." });
+          problems.push({ path: `texts.${key}`, code: "text_unknown_key", message: "No hosted page text has this key." });
           continue;
         }
         // The same text as the default is stored as no override, so later catalog fixes reach it.
@@ -74,7 +74,7 @@ export const textRoutes = [
           continue;
         }
         const problem = overrideProblem(def, value);
-        if (problem) problems.push({ path: `texts.${key}`, message: problem });
+        if (problem) problems.push({ path: `texts.${key}`, ...problem });
         else changes[key] = value;
       }
       if (problems.length) throw invalidFields(problems);

@@ -26,7 +26,7 @@ import type { Executor } from "@/lib/db/client";
 import { cutOffUser } from "@/lib/store/cut-off";
 import { and, eq, ne, sql } from "drizzle-orm";
 import { users as usersTable } from "@/db/schema";
-import { conflict, invalid, invalidFields, notFound, parseWith, type FieldError } from "./http";
+import { codedPattern, conflict, invalid, invalidFields, notFound, parseWith, type FieldError } from "./http";
 import { checkPublicJwk } from "./public-keys";
 import { named, route, type Ctx } from "./route";
 
@@ -37,10 +37,12 @@ const username = z
   .trim()
   .min(1)
   .max(200)
-  .regex(/^[\p{L}\p{N}._@+-]+$/u, "Only letters, digits and . _ @ + - are allowed.");
+  .regex(codedPattern(/^[\p{L}\p{N}._@+-]+$/u, "username_characters"), "Only letters, digits and . _ @ + - are allowed.");
 const text = (max = 200) => z.string().trim().max(max);
-const locale = z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, "Must be a language tag such as en or de-CH.");
-const phone = z.string().regex(/^\+?[0-9][0-9 ()./-]{2,30}$/, "Must be a phone number, preferably in E.164 form (+41791234567).");
+const locale = z.string().regex(codedPattern(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, "language_tag"), "Must be a language tag such as en or de-CH.");
+const phone = z
+  .string()
+  .regex(codedPattern(/^\+?[0-9][0-9 ()./-]{2,30}$/, "phone"), "Must be a phone number, preferably in E.164 form (+41791234567).");
 const address = z.strictObject({
   streetAddress: text(500).nullable().optional(),
   locality: text().nullable().optional(),
@@ -52,7 +54,7 @@ const roles = z.array(z.enum(ROLES)).transform((l) => [...new Set(l)]);
 const futureDate = z.iso
   .datetime({ offset: true })
   .transform((v) => new Date(v))
-  .refine((d) => d.getTime() > Date.now(), "Must be in the future.");
+  .refine((d) => d.getTime() > Date.now(), { message: "Must be in the future.", params: { code: "in_future" } });
 
 const humanFields = {
   username,
@@ -226,13 +228,15 @@ async function policyProblems(db: Executor, password: string): Promise<FieldErro
   const policy = (await readSettings(db))!.passwordPolicy;
   return checkPasswordPolicy(password, policy).map((v) => ({
     path: "password",
+    code: `password_${v.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`,
     message: `Password ${describePolicyViolation(v, policy)}.`,
+    ...(v === "minLength" ? { params: { minimum: policy.minLength } } : {}),
   }));
 }
 
 const taken = (name: string) =>
   conflict("A user with this username exists already.", [
-    { path: "username", message: `The username ${JSON.stringify(name)} is taken (usernames are case-insensitive).` },
+    { path: "username", code: "username_taken", message: `The username ${JSON.stringify(name)} is taken (usernames are case-insensitive).` },
   ]);
 
 /** The instance must keep at least one unlocked administrator, or nobody could manage it again. */
@@ -242,7 +246,8 @@ async function ensureAnotherAdmin(db: Executor, userId: string): Promise<void> {
     .from(usersTable)
     .where(and(ne(usersTable.id, userId), eq(usersTable.locked, false), sql`'admin' = ANY(${usersTable.roles})`));
   if (!row || Number(row.n) === 0) {
-    throw conflict("This is the last unlocked administrator: grant the admin role to another user first.");
+    const message = "This is the last unlocked administrator: grant the admin role to another user first.";
+    throw conflict(message, [{ path: "", code: "last_admin", message }]);
   }
 }
 
@@ -431,7 +436,7 @@ export const userRoutes = [
       let privateKey: Record<string, unknown> | undefined;
       if (body.publicKey) {
         const checked = checkPublicJwk(body.publicKey);
-        if (typeof checked === "string") throw invalidFields([{ path: "publicKey", message: `The key ${checked}.` }]);
+        if ("code" in checked) throw invalidFields([{ path: "publicKey", ...checked, message: `The key ${checked.message}.` }]);
         ({ alg } = checked);
         publicJwk = { ...checked.jwk, kid: keyId };
       } else {
