@@ -14,8 +14,9 @@ export async function createAdmin(prefix = "consoleadmin"): Promise<{ id: string
 }
 
 /** Opens the console in a new browser context and signs in through the hosted login. */
-export async function consoleSession(browser: Browser, loginName: string, opts: { locale?: string; width?: number } = {}): Promise<{ context: BrowserContext; page: Page }> {
+export async function consoleSession(browser: Browser, loginName: string, opts: { locale?: string; width?: number; javaScriptEnabled?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({
+    javaScriptEnabled: opts.javaScriptEnabled ?? true,
     locale: opts.locale ?? "en-US",
     viewport: { width: opts.width ?? 1280, height: 860 },
     extraHTTPHeaders: { "Accept-Language": opts.locale ?? "en-US" },

@@ -58,8 +58,12 @@ test("applications: create with inline errors, secret once, use it in a code flo
   await expect(page.getByRole("status").first()).toContainText(`Application ${appName} was created.`);
   const secret = (await page.getByTestId("secret-value").textContent())!.trim();
   expect(secret.length).toBeGreaterThan(30);
-  await expect(page.getByRole("button", { name: "Copy" })).toBeVisible();
   await shot(page, "application-created-en-desktop");
+  // The copy button puts exactly the secret on the clipboard.
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: BASE_URL });
+  await page.getByRole("button", { name: "Copy" }).click();
+  await expect(page.getByRole("button", { name: "Copied" })).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
 
   await page.getByRole("link", { name: "Open the application" }).click();
   await expectOneH1(page, appName);
@@ -235,6 +239,19 @@ test("features: toggles save at once and the token endpoint follows", async ({ b
   await page.getByRole("switch", { name: "Token exchange" }).uncheck();
   await expect(page.locator(".toggle-row").first().getByRole("status")).toHaveText("Saved");
   expect((await exchange()).error).toBe("unsupported_grant_type");
+  await context.close();
+});
+
+test("features: without JavaScript, a Save button submits the switch", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name, { javaScriptEnabled: false });
+  await page.goto(`${CONSOLE}/features`);
+  const row = page.locator(".toggle-row").filter({ has: page.getByRole("switch", { name: "Impersonation" }) });
+  await row.getByRole("switch").check();
+  await row.getByRole("button", { name: "Save" }).click();
+  await expect.poll(async () => (await (await adminApi("/features")).json()).impersonation).toBe(true);
+  await page.goto(`${CONSOLE}/features`);
+  await expect(page.getByRole("switch", { name: "Impersonation" })).toBeChecked();
+  expect((await adminApi("/features", { method: "PUT", json: { impersonation: false } })).status).toBe(200);
   await context.close();
 });
 

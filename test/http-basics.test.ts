@@ -12,7 +12,7 @@ describe("security headers", () => {
     for (const p of ["/.well-known/openid-configuration", "/oauth/v2/keys", "/healthz", "/no-such-path"]) {
       const res = await fetch(t.baseUrl + p);
       expect(res.headers.get("x-content-type-options")).toBe("nosniff");
-      expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(res.headers.get("referrer-policy")).toBe("same-origin");
       expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     }
   });

@@ -31,7 +31,10 @@ export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 export function commonSecurityHeaders(issuer: string): Record<string, string> {
   const h: Record<string, string> = {
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    // Nothing leaves for other origins. Same-origin requests keep it, because under
+    // `no-referrer` browsers send `Origin: null` with form posts, and Next refuses a server
+    // action (the console's forms without JavaScript) whose Origin is not its own host.
+    "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
   };
   if (issuer.startsWith("https://")) h["Strict-Transport-Security"] = "max-age=63072000; includeSubDomains";

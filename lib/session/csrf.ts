@@ -16,7 +16,8 @@ export function verifyCsrf(masterKey: Buffer, userAgentId: string, authRequestId
 
 /**
  * Defence in depth for unsafe methods: a foreign `Origin` is refused. Browsers send `null` for
- * form posts under `Referrer-Policy: no-referrer` (our policy), so `null` rests on the token.
+ * form posts from pages under `Referrer-Policy: no-referrer` (some privacy settings impose it),
+ * so `null` rests on the token.
  */
 export function sameOrigin(request: Request, issuer: string): boolean {
   const origin = request.headers.get("origin");

@@ -14,6 +14,7 @@ export function FeatureToggle({
   label,
   description,
   savedLabel,
+  saveLabel,
 }: {
   action: Action;
   csrf: string;
@@ -22,6 +23,7 @@ export function FeatureToggle({
   label: string;
   description: string;
   savedLabel: string;
+  saveLabel: string;
 }) {
   const [state, formAction, pending] = useActionState(action, { seq: 0 });
   const form = useRef<HTMLFormElement>(null);
@@ -53,6 +55,12 @@ export function FeatureToggle({
         aria-describedby={`${id}-desc`}
         onChange={() => form.current?.requestSubmit()}
       />
+      {/* Without JavaScript the switch cannot save itself: the form posts the server action. */}
+      <noscript>
+        <button type="submit" className="btn btn-small">
+          {saveLabel}
+        </button>
+      </noscript>
     </form>
   );
 }

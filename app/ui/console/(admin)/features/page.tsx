@@ -15,8 +15,8 @@ export default async function FeaturesPage() {
     <>
       <PageHeader title={t("title")} lead={t("lead")} />
       <div className="panel toggles">
-        <FeatureToggle action={setFeature} csrf={admin.csrf} feature="tokenExchange" enabled={f.tokenExchange} label={t("tokenExchange")} description={t("tokenExchangeText")} savedLabel={t("saved")} />
-        <FeatureToggle action={setFeature} csrf={admin.csrf} feature="impersonation" enabled={f.impersonation} label={t("impersonation")} description={t("impersonationText")} savedLabel={t("saved")} />
+        <FeatureToggle action={setFeature} csrf={admin.csrf} feature="tokenExchange" enabled={f.tokenExchange} label={t("tokenExchange")} description={t("tokenExchangeText")} savedLabel={t("saved")} saveLabel={t("save")} />
+        <FeatureToggle action={setFeature} csrf={admin.csrf} feature="impersonation" enabled={f.impersonation} label={t("impersonation")} description={t("impersonationText")} savedLabel={t("saved")} saveLabel={t("save")} />
       </div>
     </>
   );
