@@ -242,7 +242,7 @@ test("features: toggles save at once and the token endpoint follows", async ({ b
   await context.close();
 });
 
-test("features: without JavaScript, a Save button submits the switch", async ({ browser }) => {
+test("without JavaScript: a Save button submits a feature switch, and the other forms work", async ({ browser }) => {
   const { context, page } = await consoleSession(browser, admin.name, { javaScriptEnabled: false });
   await page.goto(`${CONSOLE}/features`);
   const row = page.locator(".toggle-row").filter({ has: page.getByRole("switch", { name: "Impersonation" }) });
@@ -252,6 +252,18 @@ test("features: without JavaScript, a Save button submits the switch", async ({ 
   await page.goto(`${CONSOLE}/features`);
   await expect(page.getByRole("switch", { name: "Impersonation" })).toBeChecked();
   expect((await adminApi("/features", { method: "PUT", json: { impersonation: false } })).status).toBe(200);
+
+  // Any other console form too: a text override, with its validation message.
+  await page.goto(`${CONSOLE}/texts?locale=it`);
+  await page.locator('[name="texts.login.footer"]').fill("Protetto da {brand}");
+  await page.getByRole("button", { name: "Save texts" }).click();
+  await expect(page.locator('[id="texts.login.footer-error"]')).toContainText("{brand}");
+  await page.locator('[name="texts.login.footer"]').fill("Protetto da {product}, senza JavaScript");
+  await page.getByRole("button", { name: "Save texts" }).click();
+  await expect(page.getByRole("status").first()).toHaveText("Saved.");
+  const texts = (await (await adminApi("/texts/it")).json()) as { texts: { key: string; override: string | null }[] };
+  expect(texts.texts.find((x) => x.key === "login.footer")?.override).toBe("Protetto da {product}, senza JavaScript");
+  expect((await adminApi("/texts/it", { method: "PUT", json: { texts: { "login.footer": null } } })).status).toBe(200);
   await context.close();
 });
 
