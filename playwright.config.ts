@@ -9,12 +9,13 @@ export const E2E_BASE_URL = `http://localhost:${port}`;
  */
 export default defineConfig({
   testDir: "e2e",
-  outputDir: "test-results/e2e",
+  // npm test runs the suite twice (PGlite, then PostgreSQL): each run has its own report.
+  outputDir: process.env.E2E_OUTPUT_DIR ?? "test-results/e2e",
   fullyParallel: false,
   workers: 1,
   retries: process.env.CI ? 1 : 0,
   timeout: 60_000,
-  reporter: [["list"], ["json", { outputFile: "test-results/e2e.json" }]],
+  reporter: [["list"], ["json", { outputFile: process.env.E2E_REPORT ?? "test-results/e2e.json" }]],
   use: {
     baseURL: E2E_BASE_URL,
     trace: "retain-on-failure",
@@ -36,9 +37,11 @@ export default defineConfig({
     command: "node scripts/e2e-server.mjs",
     url: `${E2E_BASE_URL}/readyz`,
     reuseExistingServer: false,
+    // A signal the server script can act on: it removes its data folder and PostgreSQL database.
+    gracefulShutdown: { signal: "SIGTERM", timeout: 10_000 },
     timeout: 300_000,
     stdout: "pipe",
     stderr: "pipe",
-    env: { E2E_PORT: String(port) },
+    env: { E2E_PORT: String(port), ...(process.env.E2E_DATABASE_URL ? { E2E_DATABASE_URL: process.env.E2E_DATABASE_URL } : {}) },
   },
 });

@@ -68,11 +68,10 @@ test("id_token_hint with a registered post_logout_redirect_uri: back at the rely
 test("an unregistered post_logout_redirect_uri is not followed: the signed-out page instead", async ({ page }) => {
   const tokens = await signInAtRp(page);
   const elsewhere = rp.redirectUri.replace(/\/cb$/, "/elsewhere");
-  const before = rp.received.length;
   await page.goto(endSessionUrl({ id_token_hint: tokens.idToken, post_logout_redirect_uri: elsewhere, state: "x" }));
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("You are signed out");
   expect(page.url()).toBe(`${BASE_URL}/ui/login/signedout`);
-  expect(rp.received.length).toBe(before);
+  expect(rp.received.filter((r) => r.path === "/elsewhere")).toEqual([]);
   await expectSignedOut(page, tokens);
 });
 

@@ -9,7 +9,7 @@ import { adminApi, BASE_URL } from "./support";
  * serves its redirect URI (GET for query/fragment, POST for form_post), exchanges codes with
  * PKCE at the token endpoint and checks ID tokens against the published key set with jose.
  */
-export type Received = { method: string; params: Record<string, string> };
+export type Received = { method: string; path: string; params: Record<string, string> };
 
 export class RelyingParty {
   received: Received[] = [];
@@ -27,7 +27,10 @@ export class RelyingParty {
       req.on("end", () => {
         const url = new URL(req.url ?? "/", "http://localhost");
         const params = req.method === "POST" ? new URLSearchParams(Buffer.concat(chunks).toString()) : url.searchParams;
-        rp.received.push({ method: req.method ?? "GET", params: Object.fromEntries(params) });
+        // The browser's own favicon request, which may come late, is not something we sent.
+        if (url.pathname !== "/favicon.ico") {
+          rp.received.push({ method: req.method ?? "GET", path: url.pathname, params: Object.fromEntries(params) });
+        }
         res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
         res.end(`<!doctype html><title>RP</title><h1>Relying party callback</h1><pre id="params">${escape(JSON.stringify(Object.fromEntries(params)))}</pre>`);
       });

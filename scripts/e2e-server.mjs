@@ -1,13 +1,37 @@
-// Starts the production server for the browser tests on a fresh, throw-away data folder.
+// Starts the production server for the browser tests on a fresh, throw-away data folder, and on
+// embedded PGlite, or on a fresh PostgreSQL database when E2E_DATABASE_URL names a server
+// (npm test runs the browser tests on both).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { randomBytes } from "node:crypto";
 import { spawn } from "node:child_process";
+import pg from "pg";
 
 const port = process.env.E2E_PORT ?? "3100";
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "torii-e2e-"));
 // Known to the tests (e2e/support.ts) so that they can set up clients and users through the API.
 const adminPat = process.env.E2E_ADMIN_PAT ?? "torii_pat_e2e_0123456789abcdef0123456789abcdef";
+
+const server = process.env.E2E_DATABASE_URL;
+const dbName = server ? `torii_e2e_${Date.now()}_${randomBytes(4).toString("hex")}` : undefined;
+async function onServer(sql) {
+  const c = new pg.Client({ connectionString: server });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+let databaseUrl;
+if (server) {
+  await onServer(`CREATE DATABASE ${dbName}`);
+  const u = new URL(server);
+  u.pathname = "/" + dbName;
+  databaseUrl = u.toString();
+}
+
 const child = spawn(process.execPath, ["scripts/start.mjs"], {
   stdio: "inherit",
   env: {
@@ -18,6 +42,7 @@ const child = spawn(process.execPath, ["scripts/start.mjs"], {
     IDP_DATA_DIR: dataDir,
     IDP_ADMIN_PAT: adminPat,
     IDP_LOG_LEVEL: process.env.IDP_LOG_LEVEL ?? "warn",
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   },
 });
 const stop = (sig) => {
@@ -25,7 +50,8 @@ const stop = (sig) => {
 };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
-child.on("exit", (code) => {
+child.on("exit", async (code) => {
   fs.rmSync(dataDir, { recursive: true, force: true });
+  if (dbName) await onServer(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
   process.exit(code ?? 0);
 });

@@ -1,7 +1,8 @@
 // `npm test`: every test runner, each printing its own summary, then one line with the totals.
 //  1. vitest on embedded PGlite
 //  2. vitest on PostgreSQL, when TEST_DATABASE_URL is set (a fresh database per test file)
-//  3. Playwright in Debian's Chromium against the production build (built first when stale)
+//  3. Playwright in Debian's Chromium against the production build (built first when stale), on
+//     PGlite, and again on PostgreSQL when TEST_DATABASE_URL is set
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 
@@ -41,7 +42,18 @@ if (process.env.TEST_DATABASE_URL) {
 if (process.env.TORII_SKIP_E2E) {
   console.log("\n=== Playwright ===\nskipped: TORII_SKIP_E2E is set");
 } else {
-  run("Playwright (Chromium)", process.execPath, ["node_modules/@playwright/test/cli.js", "test"], {}, "test-results/e2e.json", playwrightCounts);
+  const playwright = ["node_modules/@playwright/test/cli.js", "test"];
+  run("Playwright (Chromium, PGlite)", process.execPath, playwright, {}, "test-results/e2e.json", playwrightCounts);
+  if (process.env.TEST_DATABASE_URL) {
+    run(
+      "Playwright (Chromium, PostgreSQL)",
+      process.execPath,
+      playwright,
+      { E2E_DATABASE_URL: process.env.TEST_DATABASE_URL, E2E_REPORT: "test-results/e2e-pg.json", E2E_OUTPUT_DIR: "test-results/e2e-pg" },
+      "test-results/e2e-pg.json",
+      playwrightCounts,
+    );
+  }
 }
 
 console.log("\n=== Summary ===");
