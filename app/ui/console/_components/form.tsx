@@ -77,6 +77,25 @@ function useField(name: string) {
   return { error: state.fields?.[name], submitted: state.values && !state.ok ? state.values[name] : undefined, state };
 }
 
+/** The ids of a field's hint and error, for `aria-describedby`. */
+function describedBy(name: string, hint?: string, error?: string): string | undefined {
+  return [hint ? `${name}-hint` : "", error ? `${name}-error` : ""].filter(Boolean).join(" ") || undefined;
+}
+
+/** What follows an input: its hint, then its error. */
+function FieldFoot({ name, hint, error }: { name: string; hint?: string; error?: string }) {
+  return (
+    <>
+      {hint ? (
+        <p className="hint" id={`${name}-hint`}>
+          {hint}
+        </p>
+      ) : null}
+      <FieldError name={name} error={error} />
+    </>
+  );
+}
+
 function FieldError({ name, error }: { name: string; error?: string }) {
   return error ? (
     <p className="error" id={`${name}-error`}>
@@ -102,13 +121,12 @@ type FieldProps = {
 export function Field({ name, label, hint, defaultValue, type = "text", multiline, rows = 3, mono, required, placeholder, autoComplete }: FieldProps) {
   const { error, submitted } = useField(name);
   const value = submitted !== undefined ? String(submitted) : (defaultValue ?? "").toString();
-  const described = [hint ? `${name}-hint` : "", error ? `${name}-error` : ""].filter(Boolean).join(" ") || undefined;
   const common = {
     id: name,
     name,
     defaultValue: type === "password" ? undefined : value,
     "aria-invalid": error ? true : undefined,
-    "aria-describedby": described,
+    "aria-describedby": describedBy(name, hint, error),
     required,
     placeholder,
     className: mono ? "mono" : undefined,
@@ -120,12 +138,7 @@ export function Field({ name, label, hint, defaultValue, type = "text", multilin
         {required ? <span aria-hidden="true"> *</span> : null}
       </label>
       {multiline ? <textarea rows={rows} spellCheck={false} {...common} /> : <input type={type} autoComplete={autoComplete ?? "off"} {...common} />}
-      {hint ? (
-        <p className="hint" id={`${name}-hint`}>
-          {hint}
-        </p>
-      ) : null}
-      <FieldError name={name} error={error} />
+      <FieldFoot name={name} hint={hint} error={error} />
     </div>
   );
 }
@@ -148,19 +161,14 @@ export function Select({
   return (
     <div className="field">
       <label htmlFor={name}>{label}</label>
-      <select id={name} name={name} defaultValue={value} aria-invalid={error ? true : undefined} aria-describedby={error ? `${name}-error` : hint ? `${name}-hint` : undefined}>
+      <select id={name} name={name} defaultValue={value} aria-invalid={error ? true : undefined} aria-describedby={describedBy(name, hint, error)}>
         {options.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}
           </option>
         ))}
       </select>
-      {hint ? (
-        <p className="hint" id={`${name}-hint`}>
-          {hint}
-        </p>
-      ) : null}
-      <FieldError name={name} error={error} />
+      <FieldFoot name={name} hint={hint} error={error} />
     </div>
   );
 }

@@ -73,3 +73,25 @@ export async function SearchForm({ action, value, label, hidden = {} }: { action
     </form>
   );
 }
+
+type Column = string | { label: string; hidden: true };
+
+/** A data table: its column headings (a hidden one is read by screen readers only, as for an actions column), then its rows. */
+export function DataTable({ columns, children }: { columns: Column[]; children: React.ReactNode }) {
+  return (
+    <div className="table-wrap">
+      <table className="table">
+        <thead>
+          <tr>
+            {columns.map((c, i) => (
+              <th scope="col" key={i}>
+                {typeof c === "string" ? c : <span className="sr-only">{c.label}</span>}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -2,7 +2,7 @@ import { getTranslations } from "next-intl/server";
 import { CONSOLE_CLIENT_ID, CONSOLE_PATH } from "@/lib/console/client";
 import { apiGet, requireAdmin } from "@/lib/console/next";
 import type { ClientData } from "../../_components/application-form";
-import { EmptyState, FormatDate, PageHeader, SearchForm } from "../../_components/ui";
+import { DataTable, EmptyState, FormatDate, PageHeader, SearchForm } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
 
@@ -37,38 +37,25 @@ export default async function ApplicationsPage({ searchParams }: { searchParams:
           {list.length === 0 ? (
             <p className="panel-empty">{t("noMatch")}</p>
           ) : (
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">{t("name")}</th>
-                    <th scope="col">{t("clientId")}</th>
-                    <th scope="col">{t("authMethod")}</th>
-                    <th scope="col">{t("grantTypes")}</th>
-                    <th scope="col">{t("created")}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((c) => (
-                    <tr key={c.clientId}>
-                      <td>
-                        <a className="row-link" href={`${CONSOLE_PATH}/applications/${encodeURIComponent(c.clientId)}`}>
-                          {c.name}
-                        </a>
-                      </td>
-                      <td>
-                        <code className="id">{c.clientId}</code>
-                      </td>
-                      <td>{t(`auth.${c.authMethod}` as never)}</td>
-                      <td className="muted small">{c.grantTypes.map((g) => g.replace("urn:ietf:params:oauth:grant-type:", "")).join(", ")}</td>
-                      <td className="nowrap muted small">
-                        <FormatDate iso={c.createdAt} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable columns={[t("name"), t("clientId"), t("authMethod"), t("grantTypes"), t("created")]}>
+              {list.map((c) => (
+                <tr key={c.clientId}>
+                  <td>
+                    <a className="row-link" href={`${CONSOLE_PATH}/applications/${encodeURIComponent(c.clientId)}`}>
+                      {c.name}
+                    </a>
+                  </td>
+                  <td>
+                    <code className="id">{c.clientId}</code>
+                  </td>
+                  <td>{t(`auth.${c.authMethod}` as never)}</td>
+                  <td className="muted small">{c.grantTypes.map((g) => g.replace("urn:ietf:params:oauth:grant-type:", "")).join(", ")}</td>
+                  <td className="nowrap muted small">
+                    <FormatDate iso={c.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </div>
       )}

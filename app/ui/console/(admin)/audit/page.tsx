@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
 import { CONSOLE_PATH } from "@/lib/console/client";
 import { api, apiGet, requireAdmin } from "@/lib/console/next";
-import { EmptyState, FormatDate, PageHeader } from "../../_components/ui";
+import { DataTable, EmptyState, FormatDate, PageHeader } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
 const PAGE = 50;
@@ -88,54 +88,40 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         {events.length === 0 ? (
           <EmptyState title={t("emptyTitle")} text={t("emptyText")} />
         ) : (
-          <div className="table-wrap">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">{t("time")}</th>
-                  <th scope="col">{t("event")}</th>
-                  <th scope="col">{t("actor")}</th>
-                  <th scope="col">{t("target")}</th>
-                  <th scope="col">{t("client")}</th>
-                  <th scope="col">{t("ip")}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.map((e) => (
-                  <tr key={e.id}>
-                    <td className="nowrap small">
-                      <FormatDate iso={e.occurredAt} />
-                    </td>
-                    <td>
-                      <a className="row-link" href={link(0).split("?")[0] + `?action=${encodeURIComponent(e.action)}`}>
-                        <code>{e.action}</code>
-                      </a>
-                      {e.details ? (
-                        <div className="details small muted">
-                          {Object.entries(e.details)
-                            .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
-                            .join(" · ")
-                            .slice(0, 200)}
-                        </div>
-                      ) : null}
-                    </td>
-                    <td className="small">
-                      {e.actorId ? (
-                        <a href={`${CONSOLE_PATH}/audit?actorId=${encodeURIComponent(names.get(e.actorId) ?? e.actorId)}`} title={e.actorId}>
-                          {names.get(e.actorId) ?? <code className="id">{e.actorId}</code>}
-                        </a>
-                      ) : (
-                        <span className="muted">{e.actorType}</span>
-                      )}
-                    </td>
-                    <td className="small">{e.targetId ? <code className="id">{e.targetId}</code> : <span className="muted">{e.targetType ?? "—"}</span>}</td>
-                    <td className="small">{e.clientId ? <code className="id">{e.clientId}</code> : <span className="muted">—</span>}</td>
-                    <td className="small muted">{e.ip ?? "—"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable columns={[t("time"), t("event"), t("actor"), t("target"), t("client"), t("ip")]}>
+            {events.map((e) => (
+              <tr key={e.id}>
+                <td className="nowrap small">
+                  <FormatDate iso={e.occurredAt} />
+                </td>
+                <td>
+                  <a className="row-link" href={link(0).split("?")[0] + `?action=${encodeURIComponent(e.action)}`}>
+                    <code>{e.action}</code>
+                  </a>
+                  {e.details ? (
+                    <div className="details small muted">
+                      {Object.entries(e.details)
+                        .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+                        .join(" · ")
+                        .slice(0, 200)}
+                    </div>
+                  ) : null}
+                </td>
+                <td className="small">
+                  {e.actorId ? (
+                    <a href={`${CONSOLE_PATH}/audit?actorId=${encodeURIComponent(names.get(e.actorId) ?? e.actorId)}`} title={e.actorId}>
+                      {names.get(e.actorId) ?? <code className="id">{e.actorId}</code>}
+                    </a>
+                  ) : (
+                    <span className="muted">{e.actorType}</span>
+                  )}
+                </td>
+                <td className="small">{e.targetId ? <code className="id">{e.targetId}</code> : <span className="muted">{e.targetType ?? "—"}</span>}</td>
+                <td className="small">{e.clientId ? <code className="id">{e.clientId}</code> : <span className="muted">—</span>}</td>
+                <td className="small muted">{e.ip ?? "—"}</td>
+              </tr>
+            ))}
+          </DataTable>
         )}
         <div className="pager">
           <span className="muted small">{tc("range", { from: total ? offset + 1 : 0, to: offset + events.length, total })}</span>

@@ -3,7 +3,7 @@ import { rotateKey } from "@/lib/console/actions";
 import { CONSOLE_PATH } from "@/lib/console/client";
 import { apiGet, requireAdmin } from "@/lib/console/next";
 import { ConsoleForm } from "../../_components/form";
-import { Badge, FormatDate, PageHeader, Section } from "../../_components/ui";
+import { Badge, DataTable, FormatDate, PageHeader, Section } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
 
@@ -17,36 +17,23 @@ export default async function KeysPage() {
     <>
       <PageHeader title={t("title")} lead={t("lead")} />
       <div className="panel">
-        <div className="table-wrap">
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">{t("kid")}</th>
-                <th scope="col">{t("alg")}</th>
-                <th scope="col">{t("created")}</th>
-                <th scope="col">{t("status")}</th>
-                <th scope="col">{t("removeAfter")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((k) => (
-                <tr key={k.kid} data-kid={k.kid}>
-                  <td>
-                    <code className="id">{k.kid}</code>
-                  </td>
-                  <td>{k.alg}</td>
-                  <td className="nowrap small">
-                    <FormatDate iso={k.createdAt} />
-                  </td>
-                  <td>{k.status === "active" ? <Badge tone="ok">{t("active")}</Badge> : <Badge>{t("retired")}</Badge>}</td>
-                  <td className="nowrap small">
-                    <FormatDate iso={k.removeAfter} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={[t("kid"), t("alg"), t("created"), t("status"), t("removeAfter")]}>
+          {keys.map((k) => (
+            <tr key={k.kid} data-kid={k.kid}>
+              <td>
+                <code className="id">{k.kid}</code>
+              </td>
+              <td>{k.alg}</td>
+              <td className="nowrap small">
+                <FormatDate iso={k.createdAt} />
+              </td>
+              <td>{k.status === "active" ? <Badge tone="ok">{t("active")}</Badge> : <Badge>{t("retired")}</Badge>}</td>
+              <td className="nowrap small">
+                <FormatDate iso={k.removeAfter} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       </div>
       <Section title={t("rotateTitle")} description={t("rotateText")} id="rotate">
         <ConsoleForm action={rotateKey} csrf={admin.csrf} submitLabel={t("rotate")} inline />

@@ -2,7 +2,7 @@ import { getTranslations } from "next-intl/server";
 import { CONSOLE_PATH } from "@/lib/console/client";
 import { apiGet, requireAdmin } from "@/lib/console/next";
 import type { UserData } from "../../_components/user-forms";
-import { Badge, EmptyState, PageHeader, SearchForm } from "../../_components/ui";
+import { Badge, DataTable, EmptyState, PageHeader, SearchForm } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
 const PAGE = 25;
@@ -59,38 +59,25 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
         {users.length === 0 ? (
           <EmptyState title={t("emptyTitle")} text={sp.q ? t("noMatch") : t("emptyText")} />
         ) : (
-          <div className="table-wrap">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">{t("username")}</th>
-                  <th scope="col">{t("nameEmail")}</th>
-                  <th scope="col">{t("typeLabel")}</th>
-                  <th scope="col">{t("roles")}</th>
-                  <th scope="col">{t("status")}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {users.map((u) => (
-                  <tr key={u.id}>
-                    <td>
-                      <a className="row-link" href={`${CONSOLE_PATH}/users/${encodeURIComponent(u.id)}`}>
-                        {u.username}
-                      </a>
-                    </td>
-                    <td className="muted">
-                      {u.type === "machine" ? u.name : [[u.givenName, u.familyName].filter(Boolean).join(" "), u.email].filter(Boolean).join(" · ") || "—"}
-                    </td>
-                    <td>{t(`type.${u.type}`)}</td>
-                    <td>
-                      {u.roles.length ? u.roles.map((r) => <Badge key={r} tone="brand">{r === "admin" ? t("roleAdmin") : t("roleImpersonation")}</Badge>) : <span className="muted">—</span>}
-                    </td>
-                    <td>{u.locked ? <Badge tone="danger">{t("locked")}</Badge> : <Badge tone="ok">{t("active")}</Badge>}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable columns={[t("username"), t("nameEmail"), t("typeLabel"), t("roles"), t("status")]}>
+            {users.map((u) => (
+              <tr key={u.id}>
+                <td>
+                  <a className="row-link" href={`${CONSOLE_PATH}/users/${encodeURIComponent(u.id)}`}>
+                    {u.username}
+                  </a>
+                </td>
+                <td className="muted">
+                  {u.type === "machine" ? u.name : [[u.givenName, u.familyName].filter(Boolean).join(" "), u.email].filter(Boolean).join(" · ") || "—"}
+                </td>
+                <td>{t(`type.${u.type}`)}</td>
+                <td>
+                  {u.roles.length ? u.roles.map((r) => <Badge key={r} tone="brand">{r === "admin" ? t("roleAdmin") : t("roleImpersonation")}</Badge>) : <span className="muted">—</span>}
+                </td>
+                <td>{u.locked ? <Badge tone="danger">{t("locked")}</Badge> : <Badge tone="ok">{t("active")}</Badge>}</td>
+              </tr>
+            ))}
+          </DataTable>
         )}
         <div className="pager">
           <span className="muted small">{tc("range", { from: total ? offset + 1 : 0, to: offset + users.length, total })}</span>

@@ -4,7 +4,7 @@ import { addMachineKey, createPat, deleteUser, removeMachineKey, revokePat, setU
 import { CONSOLE_PATH } from "@/lib/console/client";
 import { apiGet, requireAdmin } from "@/lib/console/next";
 import { Checks, ConsoleForm, Field, Hidden } from "../../../_components/form";
-import { Badge, FormatDate, PageHeader, Section } from "../../../_components/ui";
+import { Badge, DataTable, FormatDate, PageHeader, Section } from "../../../_components/ui";
 import { UserForm, type UserData } from "../../../_components/user-forms";
 
 export const dynamic = "force-dynamic";
@@ -82,43 +82,28 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
       {keys ? (
         <Section title={t("keys")} description={t("keysText")} id="keys">
           {keys.keys.length ? (
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">{t("keyId")}</th>
-                    <th scope="col">{t("alg")}</th>
-                    <th scope="col">{t("createdAt")}</th>
-                    <th scope="col">{t("expiresAt")}</th>
-                    <th scope="col">
-                      <span className="sr-only">{t("actions")}</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {keys.keys.map((k) => (
-                    <tr key={k.keyId}>
-                      <td>
-                        <code className="id">{k.keyId}</code>
-                      </td>
-                      <td>{k.alg}</td>
-                      <td className="nowrap small">
-                        <FormatDate iso={k.createdAt} />
-                      </td>
-                      <td className="nowrap small">
-                        <FormatDate iso={k.expiresAt} />
-                      </td>
-                      <td className="cell-actions">
-                        <ConsoleForm action={removeMachineKey} csrf={admin.csrf} submitLabel={t("remove")} inline>
-                          <Hidden name="userId" value={user.id} />
-                          <Hidden name="keyId" value={k.keyId} />
-                        </ConsoleForm>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable columns={[t("keyId"), t("alg"), t("createdAt"), t("expiresAt"), { label: t("actions"), hidden: true }]}>
+              {keys.keys.map((k) => (
+                <tr key={k.keyId}>
+                  <td>
+                    <code className="id">{k.keyId}</code>
+                  </td>
+                  <td>{k.alg}</td>
+                  <td className="nowrap small">
+                    <FormatDate iso={k.createdAt} />
+                  </td>
+                  <td className="nowrap small">
+                    <FormatDate iso={k.expiresAt} />
+                  </td>
+                  <td className="cell-actions">
+                    <ConsoleForm action={removeMachineKey} csrf={admin.csrf} submitLabel={t("remove")} inline>
+                      <Hidden name="userId" value={user.id} />
+                      <Hidden name="keyId" value={k.keyId} />
+                    </ConsoleForm>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           ) : (
             <p className="panel-empty">{t("noKeys")}</p>
           )}
@@ -142,45 +127,30 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
       ) : null}
       <Section title={t("pats")} description={t("patsText")} id="pats">
         {pats?.pats.length ? (
-          <div className="table-wrap">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">{t("patId")}</th>
-                  <th scope="col">{t("createdAt")}</th>
-                  <th scope="col">{t("expiresAt")}</th>
-                  <th scope="col">{t("lastUsed")}</th>
-                  <th scope="col">
-                    <span className="sr-only">{t("actions")}</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {pats.pats.map((p) => (
-                  <tr key={p.id}>
-                    <td>
-                      <code className="id">{p.id}</code>
-                    </td>
-                    <td className="nowrap small">
-                      <FormatDate iso={p.createdAt} />
-                    </td>
-                    <td className="nowrap small">
-                      <FormatDate iso={p.expiresAt} />
-                    </td>
-                    <td className="nowrap small">
-                      <FormatDate iso={p.lastUsedAt} />
-                    </td>
-                    <td className="cell-actions">
-                      <ConsoleForm action={revokePat} csrf={admin.csrf} submitLabel={t("revoke")} inline>
-                        <Hidden name="userId" value={user.id} />
-                        <Hidden name="patId" value={p.id} />
-                      </ConsoleForm>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable columns={[t("patId"), t("createdAt"), t("expiresAt"), t("lastUsed"), { label: t("actions"), hidden: true }]}>
+            {pats.pats.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  <code className="id">{p.id}</code>
+                </td>
+                <td className="nowrap small">
+                  <FormatDate iso={p.createdAt} />
+                </td>
+                <td className="nowrap small">
+                  <FormatDate iso={p.expiresAt} />
+                </td>
+                <td className="nowrap small">
+                  <FormatDate iso={p.lastUsedAt} />
+                </td>
+                <td className="cell-actions">
+                  <ConsoleForm action={revokePat} csrf={admin.csrf} submitLabel={t("revoke")} inline>
+                    <Hidden name="userId" value={user.id} />
+                    <Hidden name="patId" value={p.id} />
+                  </ConsoleForm>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : (
           <p className="panel-empty">{t("noPats")}</p>
         )}
