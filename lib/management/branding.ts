@@ -1,19 +1,13 @@
 import { z } from "zod";
-import { sha256 } from "@/lib/crypto";
+import { logoSrc } from "@/lib/logo";
 import { recordAudit } from "@/lib/store/audit";
 import { invalidateSettings, readSettings, updateSettings, type Settings } from "@/lib/store/settings";
 import { problem, type Problem } from "@/lib/problem";
 import { addProblem, codedPattern } from "./http";
 import { named, route } from "./route";
 
-export const LOGO_PATH = "/ui/branding/logo";
 export const MAX_LOGO_BYTES = 512 * 1024;
 const LOGO_TYPES = ["image/png", "image/jpeg", "image/svg+xml", "image/webp"] as const;
-
-/** The logo's entity tag, also used to version its URL so that a new logo is fetched at once. */
-export function logoTag(logo: Buffer): string {
-  return sha256(logo.toString("base64")).slice(0, 22);
-}
 
 const notType = (type: string) => problem("logo_content", `The image is not of the type ${type} it claims.`, { type });
 
@@ -98,7 +92,7 @@ const BrandingUpdate = named(
 export function brandingView(s: Settings, issuer: string): z.infer<typeof BrandingView> {
   return {
     ...s.branding,
-    logoUrl: s.logo ? `${issuer}${LOGO_PATH}?v=${logoTag(s.logo)}` : null,
+    logoUrl: s.logo ? `${issuer}${logoSrc(s)}` : null,
   };
 }
 

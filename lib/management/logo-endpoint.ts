@@ -1,7 +1,7 @@
 import { NO_STORE } from "@/lib/http/responses";
 import { instance } from "@/lib/instance";
 import { getSettings } from "@/lib/store/settings";
-import { logoTag } from "./branding";
+import { logoTag } from "@/lib/logo";
 import { LOGO_CSP } from "./logo-csp";
 
 /** GET /ui/branding/logo: the instance logo, cacheable, revalidated by ETag. */

@@ -1,5 +1,6 @@
 import { getTranslations } from "next-intl/server";
 import type { Settings } from "@/lib/store/settings";
+import { BrandMark } from "./brand-mark";
 
 /** The frame of every login page: brand, one card with the page's single <h1>, a quiet footer. */
 export async function AuthShell({
@@ -8,7 +9,7 @@ export async function AuthShell({
   subtitle,
   children,
 }: {
-  settings: Pick<Settings, "branding" | "logoContentType">;
+  settings: Pick<Settings, "branding" | "logo">;
   title: string;
   subtitle?: React.ReactNode;
   children: React.ReactNode;
@@ -19,14 +20,7 @@ export async function AuthShell({
     <main className="auth-page">
       <div className="auth-card card">
         <div className="brand">
-          {settings.logoContentType ? (
-            // eslint-disable-next-line @next/next/no-img-element
-            <img className="brand-logo" src="/ui/branding/logo" alt="" height={32} />
-          ) : (
-            <span className="brand-mark" aria-hidden="true">
-              {product.slice(0, 1).toUpperCase()}
-            </span>
-          )}
+          <BrandMark settings={settings} height={32} />
           <span>{product}</span>
         </div>
         <h1>{title}</h1>

@@ -3,6 +3,7 @@ import { CONSOLE_PATH } from "@/lib/console/client";
 import { requireAdmin } from "@/lib/console/next";
 import { instance } from "@/lib/instance";
 import { getSettings } from "@/lib/store/settings";
+import { BrandMark } from "../../components/brand-mark";
 import { NavLink } from "../_components/nav-link";
 import "../console.css";
 
@@ -37,14 +38,7 @@ export default async function ConsoleLayout({ children }: { children: React.Reac
       </a>
       <aside className="console-side">
         <a className="console-brand" href={CONSOLE_PATH}>
-          {settings.logoContentType ? (
-            // eslint-disable-next-line @next/next/no-img-element
-            <img className="brand-logo" src="/ui/branding/logo" alt="" height={28} />
-          ) : (
-            <span className="brand-mark" aria-hidden="true">
-              {product.slice(0, 1).toUpperCase()}
-            </span>
-          )}
+          <BrandMark settings={settings} height={28} />
           <span className="console-brand-text">
             <span>{product}</span>
             <span className="console-brand-sub">{t("nav.console")}</span>

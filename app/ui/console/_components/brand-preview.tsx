@@ -2,21 +2,12 @@
 
 import { useTranslations } from "next-intl";
 import { useState } from "react";
+import { contrastColor } from "@/lib/login/branding";
 import { useConsoleFormState } from "./form";
 
 type Brand = { productName: string; primaryColor: string; backgroundColor: string; darkMode: string; logoUrl: string | null };
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
-
-/** Black or white text on the brand color, the same rule the login pages use (lib/login/branding.ts). */
-function contrast(hex: string): string {
-  if (!HEX.test(hex)) return "#ffffff";
-  const [r, g, b] = [1, 3, 5].map((i) => {
-    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
-    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  });
-  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b! > 0.4 ? "#1c1917" : "#ffffff";
-}
 
 /** The branding inputs with a live preview of the login page as they change. */
 export function BrandingFields({ initial, darkModes }: { initial: Brand; darkModes: { value: string; label: string }[] }) {
@@ -119,7 +110,7 @@ export function BrandingFields({ initial, darkModes }: { initial: Brand; darkMod
                 // eslint-disable-next-line @next/next/no-img-element
                 <img src={logo} alt="" height={24} />
               ) : (
-                <span className="preview-mark" style={{ background: b.primaryColor, color: contrast(b.primaryColor) }}>
+                <span className="preview-mark" style={{ background: b.primaryColor, color: contrastColor(b.primaryColor) }}>
                   {(b.productName || "T").slice(0, 1).toUpperCase()}
                 </span>
               )}
@@ -127,7 +118,7 @@ export function BrandingFields({ initial, darkModes }: { initial: Brand; darkMod
             </div>
             <p className="preview-title">{t("previewTitle")}</p>
             <span className="preview-input" />
-            <span className="preview-button" style={{ background: b.primaryColor, color: contrast(b.primaryColor) }}>
+            <span className="preview-button" style={{ background: b.primaryColor, color: contrastColor(b.primaryColor) }}>
               {t("previewButton")}
             </span>
           </div>
