@@ -5,15 +5,17 @@ import { issueAccessToken, issueIdToken, issueRefreshToken, wantsRefreshToken, t
 import type { GrantRequest, TokenResponse } from "./types";
 
 /**
- * The common tail of the user grants: an access token, an ID token when `openid` was granted
- * (with `at_hash`, and without user claims since an access token goes along), and a refresh
- * token for `offline_access` (a new family, or the next member of `familyId`).
+ * The common tail of the grants that issue a token set: an access token, an ID token when
+ * `openid` was granted and there is a user (with `at_hash`, and without user claims since an
+ * access token goes along), and a refresh token for `offline_access` (a new family, or the next
+ * member of `familyId`). `actor` and `audience` carry a token exchange's delegation through
+ * refreshes.
  */
 export async function issueUserTokens(
   g: GrantRequest,
   t: {
     client: Client;
-    user: User;
+    user: User | null;
     scopes: string[];
     grantId: string;
     sessionId: string | null;
@@ -24,6 +26,8 @@ export async function issueUserTokens(
     /** Scopes the refresh token keeps (the original grant's), when narrower ones were asked for now. */
     refreshScopes?: string[];
     forceRefresh?: boolean;
+    actor?: Record<string, unknown> | null;
+    audience?: string[];
   },
 ): Promise<TokenResponse> {
   const ctx: TokenContext = {
@@ -39,6 +43,8 @@ export async function issueUserTokens(
     authTime: t.authTime,
     amr: t.amr,
     familyId: t.familyId,
+    actor: t.actor,
+    audience: t.audience,
   };
   const at = await issueAccessToken(ctx);
   const body: TokenResponse = {
@@ -47,7 +53,7 @@ export async function issueUserTokens(
     expires_in: at.expiresIn,
     scope: scopeString(t.scopes),
   };
-  if (t.scopes.includes("openid")) body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
+  if (t.user && t.scopes.includes("openid")) body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
   const refreshScopes = t.refreshScopes ?? t.scopes;
   if (t.forceRefresh || wantsRefreshToken(t.client, refreshScopes)) {
     const rt = await issueRefreshToken({ ...ctx, scopes: refreshScopes });

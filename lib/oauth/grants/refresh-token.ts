@@ -5,8 +5,7 @@ import { getUser } from "@/lib/store/users";
 import { InvalidGrant } from "../errors";
 import { parseParams } from "../params/parse";
 import { GRANT, refreshTokenParams } from "../params/token";
-import { narrowScopes, parseScope, scopeString } from "../scopes";
-import { issueAccessToken, issueRefreshToken } from "../tokens";
+import { narrowScopes, parseScope } from "../scopes";
 import { issueUserTokens } from "./issue";
 import type { Grant, GrantRequest } from "./types";
 
@@ -37,27 +36,21 @@ export const refreshTokenGrant: Grant = {
     if (t.userId && (!user || user.locked)) throw new InvalidGrant("The user of this refresh token is no longer active.");
     if (!(await markRotated(g.db, t.id, now))) return reuse(g, t);
 
-    let body;
-    if (user) {
-      body = await issueUserTokens(g, {
-        client,
-        user,
-        scopes,
-        grantId: t.grantId,
-        sessionId: family.sessionId,
-        authTime: family.authTime,
-        amr: family.amr,
-        familyId: family.id,
-        refreshScopes: family.scopes,
-        forceRefresh: true,
-      });
-    } else {
-      // A family without a user (token exchange for a client subject): same rotation, no ID token.
-      const ctx = { db: g.db, masterKey: g.masterKey, issuer: g.issuer, client, scopes, grantId: t.grantId, familyId: family.id, actor: family.actor, audience: t.audience };
-      const at = await issueAccessToken(ctx);
-      const rt = await issueRefreshToken({ ...ctx, scopes: family.scopes });
-      body = { access_token: at.token, token_type: "Bearer" as const, expires_in: at.expiresIn, scope: scopeString(scopes), refresh_token: rt.token };
-    }
+    // A family from a token exchange keeps its delegation (`act`) and audience on every refresh.
+    const body = await issueUserTokens(g, {
+      client,
+      user: user ?? null,
+      scopes,
+      grantId: t.grantId,
+      sessionId: family.sessionId,
+      authTime: family.authTime,
+      amr: family.amr,
+      familyId: family.id,
+      refreshScopes: family.scopes,
+      forceRefresh: true,
+      actor: family.actor,
+      audience: t.audience,
+    });
     await recordAudit(g.db, g.audit, {
       action: "token.refreshed",
       targetType: "refresh_family",
