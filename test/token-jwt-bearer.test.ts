@@ -1,7 +1,7 @@
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomToken } from "@/lib/crypto";
-import { insertMachineKey } from "@/lib/store/users";
+import { insertMachineKey, updateUser } from "@/lib/store/users";
 import { startTestInstance, type TestInstance } from "./harness";
 import { basic, expectNoStore, makeClient, makeUser, token, verify } from "./token-support";
 
@@ -33,6 +33,25 @@ async function assertion(o: { sub?: string; iss?: string; aud?: string; exp?: nu
 }
 
 describe("jwt-bearer grant (RFC 7523)", () => {
+  it("issues access tokens that userinfo accepts, with or without a client, until the machine user is locked", async () => {
+    const userinfo = (at: string) => fetch(t.baseUrl + "/oidc/v1/userinfo", { headers: { authorization: `Bearer ${at}` } });
+    const { client, secret } = await makeClient(t);
+    const own = await token(t, { grant_type: GT, assertion: await assertion(), scope: "openid profile" });
+    const viaClient = await token(t, { grant_type: GT, assertion: await assertion(), scope: "openid profile" }, { auth: basic(client.id, secret!) });
+    for (const r of [own, viaClient]) {
+      expect(r.status).toBe(200);
+      const res = await userinfo(r.body.access_token);
+      expect(res.status).toBe(200);
+      expect((await res.json()).sub).toBe(machine.id);
+    }
+    await updateUser(t.inst.db, machine.id, { locked: true });
+    try {
+      expect((await userinfo(own.body.access_token)).status).toBe(401);
+    } finally {
+      await updateUser(t.inst.db, machine.id, { locked: false });
+    }
+  });
+
   it("issues an access token for the machine user, and an ID token only when openid is requested", async () => {
     const r = await token(t, { grant_type: GT, assertion: await assertion(), scope: "openid profile" });
     expect(r.status).toBe(200);

@@ -41,15 +41,21 @@ export async function resolveAccessToken(env: TokenEnv, token: string): Promise<
   if (!token || token.length > 8192) return undefined;
   const resolved = looksLikeJwt(token) ? await fromJwt(env, token) : await fromStored(env, token);
   if (!resolved) return undefined;
-  if (!(await getClient(env.db, resolved.clientId))) return undefined;
+  const client = await getClient(env.db, resolved.clientId);
+  // A machine user that presented its jwt-bearer assertion without a client is its own client:
+  // its tokens name it as both client_id and sub, and no registered client has that id.
+  const ownClient = !client && resolved.sub === resolved.clientId;
+  if (!client && !ownClient) return undefined;
+  const userId = resolved.userId ?? (ownClient ? resolved.sub : null);
   let user: User | null = null;
-  if (resolved.userId) {
-    user = (await getUser(env.db, resolved.userId)) ?? null;
+  if (userId) {
+    user = (await getUser(env.db, userId)) ?? null;
     // A JWT does not say whether its subject is a user or a client (token exchange can make a
     // client the subject of a token issued to another client): only a known client may stand in.
-    if (!user && !(resolved.format === "jwt" && (await getClient(env.db, resolved.userId)))) return undefined;
+    if (!user && !(resolved.format === "jwt" && !ownClient && (await getClient(env.db, userId)))) return undefined;
     if (user?.locked) return undefined;
   }
+  if (ownClient && user?.type !== "machine") return undefined;
   const { userId: _, ...rest } = resolved;
   return { ...rest, user };
 }
