@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditEvents, users } from "@/db/schema";
 import { ADDRESS_FACTOR } from "@/lib/login/lockout";
 import { endSessions, liveSessions, findUserAgent } from "@/lib/store/sessions";
-import { updateSettings } from "@/lib/store/settings";
+import { getSettings, updateSettings } from "@/lib/store/settings";
 import { startTestInstance, type TestInstance } from "./harness";
 import { authRequestOf, Browser, makeClient, makeUser, REDIRECT, redirectParams } from "./authorize-support";
 
@@ -53,6 +53,23 @@ describe("password step", () => {
     // The lockout is per name: dave from the same address signs in.
     const other = await passwordAttempt(b, "dave", "correct horse battery");
     expect(other.res.headers.get("location")).toMatch(/^\/oauth\/v2\/authorize\/callback\?id=/);
+  });
+
+  it("counts a name with and without @<primaryDomain> as one name", async () => {
+    await makeUser(t, "grace");
+    const { primaryDomain } = await getSettings(t.inst.db);
+    const b = new Browser(t);
+    b.headers["x-torii-client-address"] = "10.9.8.1";
+    // Three failures as "grace" and two as "grace@<domain>": five in all, the default maximum.
+    for (let i = 0; i < 5; i++) await passwordAttempt(b, i % 2 ? `grace@${primaryDomain.toUpperCase()}` : "grace", "wrong-" + i);
+    const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
+    const { findPendingAuthRequest } = await import("@/lib/store/auth-requests");
+    for (const loginName of ["grace", `grace@${primaryDomain}`]) {
+      const { id, res } = await passwordAttempt(b, loginName, "correct horse battery");
+      expect(res.headers.get("location")).toMatch(/^\/ui\/login\/password/);
+      expect((await findPendingAuthRequest(t.inst.db, id, ua!.id))!.formError).toBe("lockedOut");
+    }
+    expect(await liveSessions(t.inst.db, ua!.id)).toHaveLength(0);
   });
 
   it("locks an address out after many failures across names", async () => {

@@ -12,9 +12,22 @@ import { hitRateLimit } from "@/lib/store/rate-limit";
  */
 export const ADDRESS_FACTOR = 10;
 
-function keys(loginName: string, address: string) {
+/**
+ * The name as counted: `carol` and `carol@<primaryDomain>` sign in the same user
+ * (findUserByLoginName), so they share one counter, or alternating them would double the
+ * failures allowed. Derived from the name alone, never from a user lookup, so that unknown names
+ * count exactly like known ones. A username that itself ends in `@<primaryDomain>` thus shares
+ * the counter of the name without it: that can only lock out sooner, never later.
+ */
+function lockoutName(loginName: string, primaryDomain: string): string {
+  const name = loginName.trim().toLowerCase();
+  const suffix = "@" + primaryDomain.toLowerCase();
+  return primaryDomain && name.endsWith(suffix) ? name.slice(0, -suffix.length) : name;
+}
+
+function keys(loginName: string, primaryDomain: string, address: string) {
   return {
-    name: `lockout:name:${sha256(loginName.trim().toLowerCase())}`,
+    name: `lockout:name:${sha256(lockoutName(loginName, primaryDomain))}`,
     address: `lockout:addr:${address}`,
   };
 }
@@ -38,10 +51,11 @@ export async function lockoutState(
   db: Executor,
   policy: LockoutPolicy,
   loginName: string,
+  primaryDomain: string,
   address: string,
   now = new Date(),
 ): Promise<LockoutState> {
-  const k = keys(loginName, address);
+  const k = keys(loginName, primaryDomain, address);
   const start = windowStart(now, policy.windowSeconds);
   const [byName, byAddress] = await Promise.all([failures(db, k.name, start), failures(db, k.address, start)]);
   if (byName >= policy.maxFailures || byAddress >= policy.maxFailures * ADDRESS_FACTOR) {
@@ -50,8 +64,15 @@ export async function lockoutState(
   return { locked: false };
 }
 
-export async function recordFailure(db: Executor, policy: LockoutPolicy, loginName: string, address: string, now = new Date()): Promise<void> {
-  const k = keys(loginName, address);
+export async function recordFailure(
+  db: Executor,
+  policy: LockoutPolicy,
+  loginName: string,
+  primaryDomain: string,
+  address: string,
+  now = new Date(),
+): Promise<void> {
+  const k = keys(loginName, primaryDomain, address);
   await hitRateLimit(db, k.name, policy.maxFailures, policy.windowSeconds, now);
   await hitRateLimit(db, k.address, policy.maxFailures * ADDRESS_FACTOR, policy.windowSeconds, now);
 }
