@@ -225,6 +225,25 @@ describe("sign-in and the code flow", () => {
     const other = new Browser(t);
     expect(redirectParams(await other.authorize({ ...base(), prompt: "none", id_token_hint: idToken })).get("error")).toBe("login_required");
   });
+
+  it("id_token_hint must be an ID token issued to this client: an access token or another client's ID token is invalid_request", async () => {
+    const b = new Browser(t);
+    const first = await b.signIn(await b.authorize({ ...base(), response_type: "id_token token", nonce: "n" }), "alice", "correct horse battery");
+    const p = redirectParams(first);
+    const accessToken = p.get("access_token")!;
+    const otherClient = await makeClient(t);
+    const foreign = redirectParams(
+      await b.authorize({ client_id: otherClient.id, redirect_uri: REDIRECT, response_type: "id_token", scope: "openid", nonce: "n", prompt: "none" }),
+    ).get("id_token")!;
+    expect(foreign).toBeTruthy();
+    for (const hint of [accessToken, foreign]) {
+      const res = await b.authorize({ ...base(), prompt: "none", id_token_hint: hint });
+      expect(redirectParams(res).get("error")).toBe("invalid_request");
+    }
+    // This client's own ID token is still a good hint.
+    const own = await b.authorize({ ...base(), prompt: "none", id_token_hint: p.get("id_token")! });
+    expect(redirectParams(own).get("code")).toBeTruthy();
+  });
 });
 
 describe("implicit flow", () => {

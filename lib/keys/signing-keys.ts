@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { and, asc, eq, lt, sql } from "drizzle-orm";
-import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
+import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK, type JWTVerifyGetKey } from "jose";
 import { clients, instanceSettings, signingKeys } from "@/db/schema";
 import type { Db, Executor } from "@/lib/db/client";
 import { decrypt, encrypt, randomToken } from "@/lib/crypto";
@@ -192,6 +192,17 @@ function cache(db: Executor, masterKey: Buffer): KeyCache {
 /** The key set as served at /oauth/v2/keys, with its entity tag. */
 export function publicJwks(db: Executor, masterKey: Buffer): Promise<{ body: string; etag: string }> {
   return cache(db, masterKey).jwks;
+}
+
+const KEY_SET = Symbol.for("torii.publicKeySet");
+type KeySetGlobal = typeof globalThis & { [KEY_SET]?: { etag: string; keys: JWTVerifyGetKey } };
+
+/** Our published keys as a jose key set for verifying what we signed, parsed once per key-set version. */
+export async function publicKeySet(db: Executor, masterKey: Buffer): Promise<JWTVerifyGetKey> {
+  const { body, etag } = await publicJwks(db, masterKey);
+  const g = globalThis as KeySetGlobal;
+  if (g[KEY_SET]?.etag !== etag) g[KEY_SET] = { etag, keys: createLocalJWKSet(JSON.parse(body)) };
+  return g[KEY_SET]!.keys;
 }
 
 export function activeSigningKey(db: Executor, masterKey: Buffer): Promise<ActiveKey> {

@@ -1,9 +1,8 @@
-import { compactVerify, createLocalJWKSet, type JSONWebKeySet } from "jose";
 import type { Executor } from "@/lib/db/client";
-import { publicJwks, SIGNING_ALG } from "@/lib/keys/signing-keys";
 import type { Client } from "@/lib/store/clients";
 import { InvalidRequest, InvalidScope, RequestNotSupported, RequestUriNotSupported, UnauthorizedClient, UnsupportedResponseType } from "./errors";
 import { authorizeFields, canonicalResponseType, type Prompt, type RawAuthorizeParams } from "./params/authorize";
+import { verifyIdTokenHint } from "./id-token-hint";
 import { parseScope } from "./scopes";
 
 /** A validated authorization request (everything after client_id and redirect_uri were trusted). */
@@ -101,24 +100,16 @@ export async function validateAuthorizeRequest(
 }
 
 /**
- * The subject of an id_token_hint: one of our own ID tokens (our keys, our issuer), issued to
- * this client. Expiry is not checked: OIDC Core 3.1.2.1 allows an expired hint.
+ * The subject of an id_token_hint: one of our own ID tokens (id-token-hint.ts: our keys, our
+ * issuer, not an access token), issued to this client. Expiry is not checked: OIDC Core 3.1.2.1
+ * allows an expired hint.
  */
 async function idTokenHintSubject(
   hint: string,
   client: Client,
   ctx: { db: Executor; masterKey: Buffer; issuer: string },
 ): Promise<string> {
-  const invalid = () => new InvalidRequest("The id_token_hint is not a valid ID token of this issuer.");
-  const keys = createLocalJWKSet(JSON.parse((await publicJwks(ctx.db, ctx.masterKey)).body) as JSONWebKeySet);
-  let payload: Record<string, unknown>;
-  try {
-    const r = await compactVerify(hint, keys, { algorithms: [SIGNING_ALG] });
-    payload = JSON.parse(new TextDecoder().decode(r.payload)) as Record<string, unknown>;
-  } catch {
-    throw invalid();
-  }
-  const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-  if (payload.iss !== ctx.issuer || typeof payload.sub !== "string" || !aud.includes(client.id)) throw invalid();
-  return payload.sub;
+  const h = await verifyIdTokenHint(ctx, hint);
+  if (!h || !h.aud.includes(client.id)) throw new InvalidRequest("The id_token_hint is not a valid ID token of this issuer.");
+  return h.sub;
 }

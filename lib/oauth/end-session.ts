@@ -11,7 +11,7 @@ import { endSessions, liveSessions, openSessionIdsOfUser, type Session } from "@
 import { getSettings } from "@/lib/store/settings";
 import { revokeSessionTokens } from "@/lib/store/tokens";
 import { findUserByLoginName } from "@/lib/store/users";
-import { verifyIdTokenHint, type IdTokenHint } from "./end-session-hint";
+import { verifyIdTokenHint, type IdTokenHint } from "./id-token-hint";
 import { sealPendingLogout } from "./end-session-request";
 
 /** The pages of the logout flow (app/ui/logout) and the signed-out page of the login UI. */

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { createLocalJWKSet, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { jwtVerify, SignJWT, type JWTPayload } from "jose";
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
-import { activeSigningKey, publicJwks, SIGNING_ALG } from "@/lib/keys/signing-keys";
+import { activeSigningKey, publicKeySet, SIGNING_ALG } from "@/lib/keys/signing-keys";
 import type { Client } from "@/lib/store/clients";
 import { getSettings } from "@/lib/store/settings";
 import { createRefreshFamily, insertOpaqueToken, isAccessTokenRevoked } from "@/lib/store/tokens";
@@ -183,17 +183,6 @@ export function wantsRefreshToken(client: Client, scopes: string[]): boolean {
 
 // ---- verifying tokens we issued (token exchange subject/actor tokens; introspection may reuse) ----
 
-const CACHE = Symbol.for("torii.ownKeySet");
-type G = typeof globalThis & { [CACHE]?: { etag: string; keys: JWTVerifyGetKey } };
-
-/** Our own published key set, parsed once per version. */
-async function ownKeySet(db: Executor, masterKey: Buffer): Promise<JWTVerifyGetKey> {
-  const { body, etag } = await publicJwks(db, masterKey);
-  const g = globalThis as G;
-  if (g[CACHE]?.etag !== etag) g[CACHE] = { etag, keys: createLocalJWKSet(JSON.parse(body)) };
-  return g[CACHE]!.keys;
-}
-
 export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 }
@@ -209,7 +198,7 @@ export async function verifyOwnJwt(
 ): Promise<JWTPayload | undefined> {
   if (!looksLikeJwt(token)) return undefined;
   try {
-    const { payload, protectedHeader } = await jwtVerify(token, await ownKeySet(env.db, env.masterKey), {
+    const { payload, protectedHeader } = await jwtVerify(token, await publicKeySet(env.db, env.masterKey), {
       algorithms: [SIGNING_ALG],
       issuer: env.issuer,
       requiredClaims: ["exp", "iat", "sub"],

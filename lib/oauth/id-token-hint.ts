@@ -1,21 +1,12 @@
-import { compactVerify, createLocalJWKSet, type JWTVerifyGetKey } from "jose";
+import { compactVerify } from "jose";
 import type { Executor } from "@/lib/db/client";
-import { publicJwks, SIGNING_ALG } from "@/lib/keys/signing-keys";
+import { publicKeySet, SIGNING_ALG } from "@/lib/keys/signing-keys";
 
-export type IdTokenHint = { sub: string; azp: string; sid: string | null };
-
-const CACHE = Symbol.for("torii.endSessionKeySet");
-type G = typeof globalThis & { [CACHE]?: { etag: string; keys: JWTVerifyGetKey } };
-
-async function keySet(db: Executor, masterKey: Buffer): Promise<JWTVerifyGetKey> {
-  const { body, etag } = await publicJwks(db, masterKey);
-  const g = globalThis as G;
-  if (g[CACHE]?.etag !== etag) g[CACHE] = { etag, keys: createLocalJWKSet(JSON.parse(body)) };
-  return g[CACHE]!.keys;
-}
+export type IdTokenHint = { sub: string; azp: string; aud: string[]; sid: string | null };
 
 /**
- * Verifies an `id_token_hint` (RP-Initiated Logout 1.0, 2): an ID token we issued, signed by one
+ * Verifies an `id_token_hint` (OIDC Core 3.1.2.1 at the authorization endpoint, RP-Initiated
+ * Logout 1.0 section 2 at end_session): an ID token we issued, signed by one
  * of our published keys with our algorithm (so `alg: none`, HS256 and foreign keys fail), with
  * our issuer. Its expiry is deliberately not checked: an RP logs a user out long after the ID
  * token expired (section 4 lets the OP accept such hints). Nor is revocation: a hint only
@@ -27,16 +18,16 @@ export async function verifyIdTokenHint(
 ): Promise<IdTokenHint | undefined> {
   if (token.length > 8192) return undefined;
   try {
-    const { payload, protectedHeader } = await compactVerify(token, await keySet(env.db, env.masterKey), { algorithms: [SIGNING_ALG] });
+    const { payload, protectedHeader } = await compactVerify(token, await publicKeySet(env.db, env.masterKey), { algorithms: [SIGNING_ALG] });
     // An access token (typ at+jwt) is not an ID token, even though we signed it.
     if ((protectedHeader.typ ?? "JWT") !== "JWT") return undefined;
     const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
     if (claims.iss !== env.issuer || typeof claims.sub !== "string" || !claims.sub) return undefined;
-    const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+    const aud = (Array.isArray(claims.aud) ? claims.aud : [claims.aud]).filter((a): a is string => typeof a === "string");
     // OIDC Core 2: azp names the party the token was issued to; without it, a single audience does.
-    const azp = typeof claims.azp === "string" ? claims.azp : aud.length === 1 && typeof aud[0] === "string" ? aud[0] : undefined;
+    const azp = typeof claims.azp === "string" ? claims.azp : aud.length === 1 ? aud[0] : undefined;
     if (!azp || !aud.includes(azp)) return undefined;
-    return { sub: claims.sub, azp, sid: typeof claims.sid === "string" ? claims.sid : null };
+    return { sub: claims.sub, azp, aud, sid: typeof claims.sid === "string" ? claims.sid : null };
   } catch {
     return undefined;
   }
