@@ -48,6 +48,16 @@ describe("client_secret_basic", () => {
     expect((await token(t, { grant_type: "client_credentials" }, { auth: raw })).status).toBe(401);
   });
 
+  it("is invalid_request when the body's client_id names another client than the Basic header", async () => {
+    const { client, secret } = await makeClient(t);
+    const other = await makeClient(t);
+    const r = await token(t, { grant_type: "client_credentials", client_id: other.client.id }, { auth: basic(client.id, secret!) });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_request");
+    const same = await token(t, { grant_type: "client_credentials", client_id: client.id }, { auth: basic(client.id, secret!) });
+    expect(same.status).toBe(200);
+  });
+
   it("answers 401 invalid_client with a Basic challenge for a wrong secret, an unknown client, or a malformed header", async () => {
     const { client } = await makeClient(t);
     for (const auth of [basic(client.id, "wrong"), basic("000000000000000000", "x"), "Basic !!!", "Basic " + Buffer.from("nocolon").toString("base64")]) {
@@ -149,6 +159,16 @@ describe("private_key_jwt", () => {
     }
     const wrongType = await token(t, { ...(await codeParams(client.id)), client_assertion_type: "urn:x", client_assertion: await assertion(client.id) });
     expect(wrongType.status).toBe(401);
+  });
+
+  it("is invalid_request when the body's client_id names another client than the assertion", async () => {
+    const client = await pkjClient();
+    const other = await pkjClient();
+    const r = await token(t, { ...(await codeParams(client.id)), client_id: other.id, client_assertion: await assertion(client.id) });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_request");
+    const same = await token(t, { ...(await codeParams(client.id)), client_id: client.id, client_assertion: await assertion(client.id) });
+    expect(same.status).toBe(200);
   });
 
   it("is not accepted for the client credentials grant (spec 5 table)", async () => {

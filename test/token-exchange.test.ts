@@ -5,7 +5,7 @@ import type { Client } from "@/lib/store/clients";
 import { getSettings, updateSettings } from "@/lib/store/settings";
 import type { User } from "@/lib/store/users";
 import { startTestInstance, type TestInstance } from "./harness";
-import { basic, expectNoStore, makeClient, makeCode, makeUser, token, verify } from "./token-support";
+import { basic, CHALLENGE, expectNoStore, makeClient, makeCode, makeUser, token, verify, VERIFIER } from "./token-support";
 
 const GT = "urn:ietf:params:oauth:grant-type:token-exchange";
 const TT = {
@@ -121,6 +121,48 @@ describe("token exchange (RFC 8693)", () => {
       expect(r.status, JSON.stringify(p).slice(0, 120)).toBe(400);
       expect(r.body.error, JSON.stringify(p).slice(0, 120)).toBe(error);
     }
+  });
+
+  it("refuses a jwt as actor_token even when it is a valid token of ours (spec 2.2: not allowed)", async () => {
+    await features({ tokenExchange: true, impersonation: true });
+    const subject = (await userTokens(user)).access_token;
+    const actorJwt = (await userTokens(admin)).access_token;
+    const r = await exchange({ subject_token: subject, subject_token_type: TT.access, actor_token: actorJwt, actor_token_type: TT.jwt });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_request");
+    expect(r.body.error_description).toMatch(/actor_token_type/);
+  });
+
+  it("accepts an ID token as actor_token (spec 2.2: allowed) and names its user in act", async () => {
+    await features({ tokenExchange: true, impersonation: true });
+    const subject = (await userTokens(user)).access_token;
+    const actorId = (await userTokens(admin)).id_token;
+    const r = await exchange({ subject_token: subject, subject_token_type: TT.access, actor_token: actorId, actor_token_type: TT.id, requested_token_type: TT.jwt });
+    expect(r.status).toBe(200);
+    expect((await verify(t, r.body.access_token)).payload).toMatchObject({ sub: user.id, act: { sub: admin.id } });
+  });
+
+  it("issues no ID token when the scope lacks openid, whatever the requested token type", async () => {
+    await features({ tokenExchange: true, impersonation: false });
+    const { access_token } = await userTokens(user);
+    for (const requested_token_type of [TT.access, TT.jwt]) {
+      const r = await exchange({ subject_token: access_token, subject_token_type: TT.access, requested_token_type, scope: "profile email" });
+      expect(r.status, requested_token_type).toBe(200);
+      expect(r.body.scope).toBe("profile email");
+      expect(r.body).not.toHaveProperty("id_token");
+    }
+  });
+
+  it("works for a public client that sends only client_id (spec 5: all four methods)", async () => {
+    await features({ tokenExchange: true, impersonation: false });
+    const { client: pub } = await makeClient(t, { authMethod: "none" });
+    const { code } = await makeCode(t, { client: pub, user, scopes: ["openid", "email"], challenge: CHALLENGE });
+    const first = await token(t, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb", client_id: pub.id, code_verifier: VERIFIER });
+    expect(first.status).toBe(200);
+    const r = await token(t, { grant_type: GT, subject_token: first.body.access_token, subject_token_type: TT.access, requested_token_type: TT.jwt, client_id: pub.id });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ token_type: "Bearer", issued_token_type: TT.jwt });
+    expect((await verify(t, r.body.access_token)).payload).toMatchObject({ sub: user.id, client_id: pub.id });
   });
 
   it("keeps the audience within the subject's and actor's audiences", async () => {

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sha256 } from "@/lib/crypto";
 import { resultRows } from "@/lib/db/client";
 import { isAccessTokenRevoked } from "@/lib/store/tokens";
 import { startTestInstance, type TestInstance } from "./harness";
@@ -87,10 +88,27 @@ describe("refresh_token grant", () => {
     const other = await makeClient(t);
     const r = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(other.client.id, other.secret!) });
     expect(r.body.error).toBe("invalid_grant");
-    const { client, secret } = await start({ accessTokenType: "opaque" });
+    const { client, secret, first: opaque } = await start({ accessTokenType: "opaque" });
     expect((await token(t, { grant_type: "refresh_token", refresh_token: "x".repeat(43) }, { auth: basic(client.id, secret) })).body.error).toBe("invalid_grant");
+    // An opaque access token sits in the same table as refresh tokens: only its kind tells them apart.
+    for (const refresh_token of [opaque.access_token, first.access_token]) {
+      const at = await token(t, { grant_type: "refresh_token", refresh_token }, { auth: basic(client.id, secret) });
+      expect(at.status).toBe(400);
+      expect(at.body.error).toBe("invalid_grant");
+    }
     const missing = await token(t, { grant_type: "refresh_token" }, { auth: basic(client.id, secret) });
     expect(missing.body.error).toBe("invalid_request");
+  });
+
+  it("refuses an expired refresh token with invalid_grant", async () => {
+    const { client, secret, first } = await start();
+    const expired = resultRows<{ id: string }>(
+      await t.inst.db.execute(sql`UPDATE tokens SET expires_at = now() - interval '1 second' WHERE token_hash = ${sha256(first.refresh_token)} RETURNING id`),
+    );
+    expect(expired).toHaveLength(1);
+    const r = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(client.id, secret) });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_grant");
   });
 
   it("works for a public client with only client_id", async () => {

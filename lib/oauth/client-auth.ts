@@ -70,7 +70,8 @@ export type ClientAuthEnv = { db: Executor; issuer: string };
 /**
  * Authenticates the client of a back-channel request (spec 5). Exactly one mechanism; it must be
  * the client's registered method and one of `allowed`. Failures are `invalid_client` (401,
- * with a Basic challenge when Basic was tried); two mechanisms at once are `invalid_request`.
+ * with a Basic challenge when Basic was tried); two mechanisms at once, or a body `client_id`
+ * naming another client than the credentials, are `invalid_request` (spec 7: several credentials).
  */
 export async function authenticateClient(
   request: Request,
@@ -100,7 +101,7 @@ export async function authenticateClient(
     if (p.assertionType !== CLIENT_ASSERTION_TYPE) throw fail(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}.`);
     if (!p.assertion) throw fail("client_assertion is missing.");
     clientId = assertionSubject(p.assertion);
-    if (p.bodyId !== undefined && p.bodyId !== clientId) throw fail("client_id does not match the client assertion.");
+    if (p.bodyId !== undefined && p.bodyId !== clientId) throw new InvalidRequest("client_id does not match the client assertion.");
   } else if (p.bodyId !== undefined) {
     method = "none";
     clientId = p.bodyId;
