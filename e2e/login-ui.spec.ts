@@ -1,6 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createUser, RelyingParty } from "./rp";
 import { callbackParams, PASSWORD, signIn, uniqueName } from "./login-helpers";
+import { adminApi, BASE_URL } from "./support";
 
 let rp: RelyingParty;
 let anna: string;
@@ -34,6 +35,21 @@ test("ui_locales picks the language and it stays through the flow; Accept-Langua
   await page.goto(rp.authorizeUrl({ prompt: "login", ui_locales: "xx-YY" }));
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Se connecter");
   await ctx.close();
+});
+
+test("a page without a pinned locale falls back to the instance's default language", async ({ browser }) => {
+  expect((await adminApi("/settings", { method: "PUT", json: { defaultLocale: "de" } })).status).toBe(200);
+  // Japanese is not supported, so neither the cookie (none) nor Accept-Language decides.
+  const ctx = await browser.newContext({ locale: "ja-JP", extraHTTPHeaders: { "Accept-Language": "ja" } });
+  try {
+    const page = await ctx.newPage();
+    await page.goto(`${BASE_URL}/ui/login/signedout`);
+    await expect(page.locator("html")).toHaveAttribute("lang", "de");
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Sie sind abgemeldet");
+  } finally {
+    await ctx.close();
+    await adminApi("/settings", { method: "PUT", json: { defaultLocale: "en" } });
+  }
 });
 
 test("the account chooser with two users, in English and German (screenshots)", async ({ browser }) => {

@@ -1,6 +1,7 @@
 import { cookies, headers } from "next/headers";
 import { getRequestConfig } from "next-intl/server";
 import { instance } from "@/lib/instance";
+import { getSettings } from "@/lib/store/settings";
 import { isLocale, resolveLocale } from "./locales";
 import { applyOverrides, cachedOverrides } from "./overrides";
 
@@ -11,10 +12,25 @@ export default getRequestConfig(async () => {
   const [h, c] = await Promise.all([headers(), cookies()]);
   const pinned = c.get(LOCALE_COOKIE)?.value;
   const locale =
-    pinned && isLocale(pinned) ? pinned : resolveLocale({ acceptLanguage: h.get("accept-language"), defaultLocale: "en" });
+    pinned && isLocale(pinned)
+      ? pinned
+      : resolveLocale({ acceptLanguage: h.get("accept-language"), defaultLocale: await instanceDefaultLocale() });
   const base = (await import(`../../messages/${locale}.json`)).default;
   return { locale, messages: await withTextOverrides(locale, base) };
 });
+
+/**
+ * The instance's default language, as the authorization and end-session endpoints use it, so
+ * that pages reached without a pinned locale agree with them.
+ */
+async function instanceDefaultLocale(): Promise<string> {
+  try {
+    return (await getSettings((await instance()).db)).defaultLocale;
+  } catch {
+    // As in withTextOverrides: the page must still render when the database is unreachable.
+    return "en";
+  }
+}
 
 /** The login texts administrators overrode for this locale (lib/i18n/overrides.ts), over the catalog. */
 async function withTextOverrides(locale: Parameters<typeof cachedOverrides>[1], base: Record<string, unknown>) {
