@@ -1,4 +1,4 @@
-import type { User } from "@/lib/store/users";
+import { loginNameOf, type User } from "@/lib/store/users";
 
 /**
  * Standard claims (OpenID Connect Core 5.4) released for the granted scopes. Userinfo,
@@ -16,7 +16,7 @@ export function claimsForScopes(user: User, scopes: readonly string[], primaryDo
     set("given_name", user.givenName);
     set("family_name", user.familyName);
     set("nickname", user.nickname);
-    set("preferred_username", `${user.username}@${primaryDomain}`);
+    set("preferred_username", loginNameOf(user, primaryDomain));
     set("locale", user.locale);
     c.updated_at = Math.floor(user.updatedAt.getTime() / 1000);
   }

@@ -1,9 +1,9 @@
 import { recordAudit } from "@/lib/store/audit";
-import { createGrant } from "@/lib/store/grants";
 import { parseParams } from "../params/parse";
 import { clientCredentialsParams, GRANT } from "../params/token";
 import { parseScope, scopeString } from "../scopes";
 import { issueAccessToken } from "../tokens";
+import { grantForOpaque } from "./issue";
 import type { Grant } from "./types";
 
 /**
@@ -18,31 +18,24 @@ export const clientCredentialsGrant: Grant = {
     const p = parseParams(clientCredentialsParams, g.form);
     const client = g.client!;
     const scopes = parseScope(p.scope).filter((s) => s !== "offline_access");
-    if (client.accessTokenType !== "opaque") {
-      const at = await issueAccessToken({ db: g.db, masterKey: g.masterKey, issuer: g.issuer, client, scopes, grantId: null });
-      return { access_token: at.token, token_type: "Bearer", expires_in: at.expiresIn, scope: scopeString(scopes) };
-    }
-    // One transaction for the grant, its token and the audit event: one commit instead of three,
-    // and never a grant without its token.
-    const at = await g.db.transaction(async (tx) => {
-      const grant = await createGrant(tx, {
-        clientId: client.id,
-        userId: null,
-        sessionId: null,
-        grantType: GRANT.clientCredentials,
-        scopes,
-        expiresAt: new Date(Date.now() + client.accessTokenLifetime * 1000),
-      });
-      const issued = await issueAccessToken({ db: tx, masterKey: g.masterKey, issuer: g.issuer, client, scopes, grantId: grant.id });
-      await recordAudit(tx, g.audit, {
-        action: "token.issued",
-        targetType: "grant",
-        targetId: grant.id,
-        clientId: client.id,
-        details: { grantType: GRANT.clientCredentials, scopes },
-      });
-      return issued;
-    });
+    const env = { masterKey: g.masterKey, issuer: g.issuer, client, scopes };
+    // A JWT is written nowhere. An opaque token needs its grant: one transaction for the grant,
+    // its token and the audit event, so one commit instead of three and never a grant alone.
+    const at =
+      client.accessTokenType !== "opaque"
+        ? await issueAccessToken({ ...env, db: g.db, grantId: null })
+        : await g.db.transaction(async (tx) => {
+            const grantId = await grantForOpaque(tx, client, { userId: null, grantType: GRANT.clientCredentials, scopes });
+            const issued = await issueAccessToken({ ...env, db: tx, grantId });
+            await recordAudit(tx, g.audit, {
+              action: "token.issued",
+              targetType: "grant",
+              targetId: grantId,
+              clientId: client.id,
+              details: { grantType: GRANT.clientCredentials, scopes },
+            });
+            return issued;
+          });
     return { access_token: at.token, token_type: "Bearer", expires_in: at.expiresIn, scope: scopeString(scopes) };
   },
 };

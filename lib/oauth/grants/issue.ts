@@ -1,4 +1,6 @@
+import type { Executor } from "@/lib/db/client";
 import type { Client } from "@/lib/store/clients";
+import { createGrant } from "@/lib/store/grants";
 import type { User } from "@/lib/store/users";
 import { scopeString } from "../scopes";
 import { issueAccessToken, issueIdToken, issueRefreshToken, wantsRefreshToken, type TokenContext } from "../tokens";
@@ -17,7 +19,8 @@ export async function issueUserTokens(
     client: Client;
     user: User | null;
     scopes: string[];
-    grantId: string;
+    /** Null only for a JWT access token that belongs to no grant (jwt-bearer). */
+    grantId: string | null;
     sessionId: string | null;
     nonce?: string | null;
     authTime?: Date | null;
@@ -60,4 +63,24 @@ export async function issueUserTokens(
     body.refresh_token = rt.token;
   }
   return body;
+}
+
+/**
+ * The grant an opaque access token is stored under (revoking the grant reaches the token); a JWT
+ * of a grant without user interaction needs none, and nothing is written for it.
+ */
+export async function grantForOpaque(
+  db: Executor,
+  client: Client,
+  g: { userId: string | null; grantType: string; scopes: string[] },
+): Promise<string> {
+  const grant = await createGrant(db, {
+    clientId: client.id,
+    userId: g.userId,
+    sessionId: null,
+    grantType: g.grantType,
+    scopes: g.scopes,
+    expiresAt: new Date(Date.now() + client.accessTokenLifetime * 1000),
+  });
+  return grant.id;
 }

@@ -1,7 +1,6 @@
 import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from "jose";
 import type { Client } from "@/lib/store/clients";
 import { recordAudit } from "@/lib/store/audit";
-import { createGrant } from "@/lib/store/grants";
 import { useJtiOnce } from "@/lib/store/jti";
 import { getMachineKey, getUser, type MachineKey } from "@/lib/store/users";
 import { ASSERTION_ALGS, describeJoseError } from "../client-auth";
@@ -9,8 +8,8 @@ import { endpointUrl } from "../endpoints";
 import { InvalidGrant } from "../errors";
 import { parseParams } from "../params/parse";
 import { GRANT, jwtBearerParams } from "../params/token";
-import { parseScope, scopeString } from "../scopes";
-import { issueAccessToken, issueIdToken } from "../tokens";
+import { parseScope } from "../scopes";
+import { grantForOpaque, issueUserTokens } from "./issue";
 import type { Grant, GrantRequest } from "./types";
 
 /** RFC 7523 3: the assertion may live at most this long ahead. */
@@ -36,28 +35,9 @@ export const jwtBearerGrant: Grant = {
 
     const client = g.client ?? selfClient(g, user.id);
     // An opaque access token is stored and needs a grant to belong to; a JWT needs none.
-    const grantId =
-      client.accessTokenType === "opaque"
-        ? (
-            await createGrant(g.db, {
-              clientId: client.id,
-              userId: user.id,
-              sessionId: null,
-              grantType: GRANT.jwtBearer,
-              scopes,
-              expiresAt: new Date(Date.now() + client.accessTokenLifetime * 1000),
-            })
-          ).id
-        : null;
-    const ctx = { db: g.db, masterKey: g.masterKey, issuer: g.issuer, client, user, scopes, grantId, authTime: new Date(), amr: ["pk"] };
-    const at = await issueAccessToken(ctx);
-    const body: Awaited<ReturnType<Grant["handle"]>> = {
-      access_token: at.token,
-      token_type: "Bearer",
-      expires_in: at.expiresIn,
-      scope: scopeString(scopes),
-    };
-    if (scopes.includes("openid")) body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
+    const grantId = client.accessTokenType === "opaque" ? await grantForOpaque(g.db, client, { userId: user.id, grantType: GRANT.jwtBearer, scopes }) : null;
+    // offline_access was dropped above: an access token, and an ID token for openid.
+    const body = await issueUserTokens(g, { client, user, scopes, grantId, sessionId: null, authTime: new Date(), amr: ["pk"] });
     await recordAudit(g.db, { ...g.audit, type: "user", id: user.id }, {
       action: "token.issued",
       targetType: "user",
