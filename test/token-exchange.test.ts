@@ -209,12 +209,15 @@ describe("token exchange (RFC 8693)", () => {
     expect(unknown.body.error).toBe("invalid_request");
   });
 
-  it("takes a jwt subject signed by the client's registered key, only with an actor", async () => {
+  it("takes a jwt subject signed by the client's registered key, short-lived and used once, only with an actor", async () => {
     const jwk = { ...(await exportJWK(keys.publicKey)), kid: "c1", alg: "RS256" };
     const pkj = (await makeClient(t, { authMethod: "private_key_jwt", jwks: { keys: [jwk] } })).client;
     const now = Math.floor(Date.now() / 1000);
-    const sign = (key: CryptoKey) =>
-      new SignJWT({}).setProtectedHeader({ alg: "RS256", kid: "c1" }).setIssuer(pkj.id).setSubject(user.id).setAudience(t.issuer).setIssuedAt(now).setExpirationTime(now + 120).setJti(randomToken(8)).sign(key);
+    const sign = (key: CryptoKey, o: { exp?: number; jti?: string | null } = {}) => {
+      const jwt = new SignJWT({}).setProtectedHeader({ alg: "RS256", kid: "c1" }).setIssuer(pkj.id).setSubject(user.id).setAudience(t.issuer).setIssuedAt(now).setExpirationTime(o.exp ?? now + 120);
+      if (o.jti !== null) jwt.setJti(o.jti ?? randomToken(8));
+      return jwt.sign(key);
+    };
     const clientAssertion = () =>
       new SignJWT({}).setProtectedHeader({ alg: "RS256", kid: "c1" }).setIssuer(pkj.id).setSubject(pkj.id).setAudience(t.issuer).setExpirationTime(now + 60).setJti(randomToken(8)).sign(keys.privateKey);
     const actor = (await userTokens(admin)).access_token;
@@ -229,13 +232,17 @@ describe("token exchange (RFC 8693)", () => {
         client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
         client_assertion: await clientAssertion(),
       });
-    const r = await call(await sign(keys.privateKey));
+    const subject = await sign(keys.privateKey);
+    const r = await call(subject);
     expect(r.status).toBe(200);
     expect((await verify(t, r.body.access_token)).payload).toMatchObject({ sub: user.id, act: { sub: admin.id } });
     const foreign = await generateKeyPair("RS256");
-    const bad = await call(await sign(foreign.privateKey));
-    expect(bad.status).toBe(400);
-    expect(bad.body.error).toBe("invalid_request");
+    // Like a client assertion: our keys only, a jti used once, and a short lifetime.
+    for (const bad of [await sign(foreign.privateKey), subject, await sign(keys.privateKey, { jti: null }), await sign(keys.privateKey, { exp: now + 3600 })]) {
+      const res = await call(bad);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe("invalid_request");
+    }
   });
 
   it("refuses a revoked subject token", async () => {

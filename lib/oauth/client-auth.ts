@@ -14,7 +14,8 @@ export const CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-typ
 export const ASSERTION_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
 /** Longest a client assertion may be valid ahead: short-lived by design (RFC 7523 3, "reasonable"). */
 export const MAX_ASSERTION_LIFETIME_SECONDS = 600;
-const CLOCK_SKEW_SECONDS = 30;
+/** Tolerance for clock skew in the assertions clients and machine users sign. */
+export const CLOCK_SKEW_SECONDS = 30;
 
 export type AuthenticatedClient = { client: Client; method: ClientAuthMethod };
 

@@ -3,7 +3,7 @@ import type { Client } from "@/lib/store/clients";
 import { recordAudit } from "@/lib/store/audit";
 import { useJtiOnce } from "@/lib/store/jti";
 import { getMachineKey, getUser, type MachineKey } from "@/lib/store/users";
-import { ASSERTION_ALGS, describeJoseError } from "../client-auth";
+import { ASSERTION_ALGS, CLOCK_SKEW_SECONDS, describeJoseError } from "../client-auth";
 import { endpointUrl } from "../endpoints";
 import { InvalidGrant } from "../errors";
 import { parseParams } from "../params/parse";
@@ -14,7 +14,6 @@ import type { Grant, GrantRequest } from "./types";
 
 /** RFC 7523 3: the assertion may live at most this long ahead. */
 export const MAX_GRANT_ASSERTION_SECONDS = 3600;
-const CLOCK_SKEW_SECONDS = 30;
 
 /**
  * RFC 7523 2.1: a machine user signs an assertion with one of its registered keys (`kid` names

@@ -3,15 +3,15 @@ import type { Client } from "@/lib/store/clients";
 import { recordAudit } from "@/lib/store/audit";
 import { createGrant } from "@/lib/store/grants";
 import { useJtiOnce } from "@/lib/store/jti";
-import { findTokenByValue, isStoredTokenActive } from "@/lib/store/tokens";
 import { getUser, type User } from "@/lib/store/users";
-import { ASSERTION_ALGS, clientKeySet, describeJoseError } from "../client-auth";
+import { resolveAccessToken } from "../access-token";
+import { ASSERTION_ALGS, CLOCK_SKEW_SECONDS, clientKeySet, describeJoseError, MAX_ASSERTION_LIFETIME_SECONDS } from "../client-auth";
 import { endpointUrl } from "../endpoints";
 import { InvalidRequest, InvalidTarget } from "../errors";
 import { parseParams } from "../params/parse";
 import { GRANT, tokenExchangeParams } from "../params/token";
 import { narrowScopes, parseScope, scopeString } from "../scopes";
-import { issueAccessToken, issueIdToken, issueRefreshToken, looksLikeJwt, verifyOwnJwt, wantsRefreshToken } from "../tokens";
+import { issueAccessToken, issueIdToken, issueRefreshToken, verifyOwnJwt, wantsRefreshToken } from "../tokens";
 import type { Grant, GrantRequest, TokenResponse } from "./types";
 
 /** RFC 8693 3 token type identifiers, and Torii's own for a bare user id (spec 2.2). */
@@ -160,23 +160,10 @@ async function resolve(g: GrantRequest, client: Client, token: string, type: str
   };
   switch (type) {
     case TOKEN_TYPE.accessToken: {
-      if (looksLikeJwt(token)) {
-        const c = await verifyOwnJwt(g, token, "at+jwt");
-        if (!c) throw invalid();
-        return {
-          sub: c.sub!,
-          user: await userOrNull(c.sub!),
-          audience: asList(c.aud),
-          scopes: typeof c.scope === "string" ? c.scope.split(" ").filter(Boolean) : [],
-          act: (c.act as Record<string, unknown>) ?? null,
-          sessionId: typeof c.sid === "string" ? c.sid : null,
-        };
-      }
-      const t = await findTokenByValue(g.db, token);
-      if (!t || t.kind !== "access" || !isStoredTokenActive(t)) throw invalid();
-      const user = t.userId ? await userOrNull(t.userId) : null;
-      if (t.userId && !user) throw invalid();
-      return { sub: t.userId ?? t.clientId, user, audience: t.audience, scopes: t.scopes, act: t.actor, sessionId: t.sessionId };
+      // The same question introspection and userinfo ask, answered the same way.
+      const a = await resolveAccessToken(g, token);
+      if (!a) throw invalid();
+      return { sub: a.sub, user: a.user, audience: a.audience, scopes: a.scopes, act: a.actor, sessionId: a.sessionId };
     }
     case TOKEN_TYPE.idToken: {
       const c = await verifyOwnJwt(g, token, "JWT");
@@ -191,15 +178,24 @@ async function resolve(g: GrantRequest, client: Client, token: string, type: str
       if (!keys) throw new InvalidRequest("A subject_token of type jwt needs a client with registered keys.");
       let payload;
       try {
-        ({ payload } = await jwtVerify(token, keys, { algorithms: ASSERTION_ALGS, issuer: client.id, requiredClaims: ["exp", "sub"], clockTolerance: 30 }));
+        ({ payload } = await jwtVerify(token, keys, {
+          algorithms: ASSERTION_ALGS,
+          issuer: client.id,
+          requiredClaims: ["exp", "sub", "jti"],
+          clockTolerance: CLOCK_SKEW_SECONDS,
+        }));
       } catch (err) {
         throw new InvalidRequest(`The ${param} is invalid: ${describeJoseError(err)}.`);
+      }
+      // Like a client assertion: short-lived and used once, so that a leaked one cannot be replayed.
+      if (payload.exp! > Math.floor(Date.now() / 1000) + MAX_ASSERTION_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) {
+        throw new InvalidRequest(`The ${param} expires too far ahead (at most ${MAX_ASSERTION_LIFETIME_SECONDS} s).`);
       }
       const aud = asList(payload.aud);
       if (aud.length && !aud.includes(g.issuer) && !aud.includes(endpointUrl(g.issuer, "token"))) {
         throw new InvalidRequest(`The ${param} is not meant for this issuer.`);
       }
-      if (payload.jti && !(await useJtiOnce(g.db, `client:${client.id}`, payload.jti, new Date((payload.exp! + 30) * 1000)))) {
+      if (!(await useJtiOnce(g.db, `client:${client.id}`, payload.jti!, new Date((payload.exp! + CLOCK_SKEW_SECONDS) * 1000)))) {
         throw new InvalidRequest(`The ${param} was already used (jti).`);
       }
       const user = await userOrNull(payload.sub!);
