@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Executor } from "@/lib/db/client";
+import { purgeExpiredAuthRequests } from "@/lib/store/auth-requests";
 
 /**
  * Deletes rows that can no longer affect any decision: ended rate-limit windows, replay-guard
@@ -15,5 +16,5 @@ export async function purgeExpiredRows(db: Executor, now = new Date()): Promise<
   await db.execute(sql`DELETE FROM token_revocations WHERE expires_at < ${t}`);
   await db.execute(sql`DELETE FROM authorization_codes WHERE expires_at < ${dayAgo}`);
   // Pending sign-ins nobody finished (their id in a login URL is useless once the row is gone).
-  await db.execute(sql`DELETE FROM auth_requests WHERE expires_at < ${t}`);
+  await purgeExpiredAuthRequests(db, now);
 }

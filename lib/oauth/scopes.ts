@@ -1,4 +1,4 @@
-import { InvalidRequest, InvalidScope } from "./errors";
+import { InvalidScope } from "./errors";
 
 /** The scopes Torii knows (spec 2.1). Any other value is `invalid_scope`. */
 export const KNOWN_SCOPES = ["openid", "profile", "email", "phone", "address", "offline_access"] as const;
@@ -34,9 +34,4 @@ export function narrowScopes(requested: string[], granted: string[]): string[] {
 
 export function scopeString(scopes: string[]): string {
   return scopes.join(" ");
-}
-
-export function requireNonEmpty(name: string, value: string | undefined): string {
-  if (!value) throw new InvalidRequest(`The ${name} parameter is missing.`);
-  return value;
 }

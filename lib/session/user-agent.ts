@@ -22,12 +22,9 @@ export function userAgentCookie(issuer: string, value: string): string {
   });
 }
 
-export async function currentUserAgent(db: Executor, issuer: string, cookieValue: string | undefined): Promise<{ id: string } | undefined> {
-  return cookieValue ? findUserAgent(db, cookieValue) : undefined;
-}
-
 export async function userAgentOfRequest(db: Executor, issuer: string, request: Request): Promise<{ id: string } | undefined> {
-  return currentUserAgent(db, issuer, requestCookie(request, userAgentCookieName(issuer)));
+  const cookie = requestCookie(request, userAgentCookieName(issuer));
+  return cookie ? findUserAgent(db, cookie) : undefined;
 }
 
 /** The request's user agent, created (with its Set-Cookie header) when the browser has none yet. */

@@ -133,11 +133,6 @@ export async function endSessions(
   return ended;
 }
 
-export async function getSession(db: Executor, sessionId: string): Promise<Session | undefined> {
-  const [s] = await db.select().from(sessions).where(eq(sessions.id, sessionId));
-  return s;
-}
-
 /**
  * Ids of the sessions of a user agent that have not been ended (live or merely expired), of one
  * user. Logout ends all of them: an expired session's offline tokens must not outlive it.

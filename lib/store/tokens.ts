@@ -1,6 +1,6 @@
-import { and, eq, isNull, or, sql } from "drizzle-orm";
+import { and, eq, isNull, or } from "drizzle-orm";
 import { refreshTokenFamilies, tokenRevocations, tokens } from "@/db/schema";
-import { resultRows, type Executor } from "@/lib/db/client";
+import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 
 export type StoredToken = typeof tokens.$inferSelect;
@@ -100,14 +100,4 @@ export async function isAccessTokenRevoked(
     .where(or(...conds));
   // A jti revocation is always total; grant and session revocations cover what was issued before them.
   return rows.some((r) => r.type === "jti" || t.iat == null || t.iat <= Math.floor(r.at.getTime() / 1000));
-}
-
-/** Count of active stored tokens of a grant; used by tests and the console. */
-export async function countActiveTokens(db: Executor, grantId: string): Promise<number> {
-  const rows = resultRows<{ n: number }>(
-    await db.execute(
-      sql`SELECT count(*)::int AS n FROM tokens WHERE grant_id = ${grantId} AND revoked_at IS NULL AND expires_at > now()`,
-    ),
-  );
-  return Number(rows[0]?.n ?? 0);
 }

@@ -57,7 +57,6 @@ export const RESPONSE_MODES = ["query", "fragment", "form_post"] as const;
 export type ResponseMode = (typeof RESPONSE_MODES)[number];
 export const PROMPTS = ["none", "login", "select_account", "create", "consent"] as const;
 export type Prompt = (typeof PROMPTS)[number];
-export const KNOWN_SCOPES = ["openid", "profile", "email", "phone", "address", "offline_access"] as const;
 
 /** The response type in its canonical spelling, whatever the order of its space-separated values. */
 export function canonicalResponseType(value: string): "code" | "id_token" | "id_token token" | undefined {
