@@ -5,6 +5,12 @@ export function isLocale(v: string): v is Locale {
   return (LOCALES as readonly string[]).includes(v);
 }
 
+/**
+ * Keeps the locale chosen at the start of a flow (from `ui_locales`) for its later pages: set by
+ * the authorization and end-session endpoints, read by lib/i18n/request.ts.
+ */
+export const LOCALE_COOKIE = "torii_locale";
+
 /** The supported locale for a language tag: exact (`de`), or by primary subtag (`de-CH` -> `de`). */
 function match(tag: string): Locale | undefined {
   const t = tag.trim().toLowerCase();

@@ -4,7 +4,8 @@ import fr from "@/messages/fr.json";
 import it from "@/messages/it.json";
 import { isLocale, type Locale } from "./locales";
 
-const CATALOGS: Record<Locale, unknown> = { en, de, fr, it };
+/** The built-in message catalogs (messages/<locale>.json). */
+export const CATALOGS: Record<Locale, Record<string, unknown>> = { en, de, fr, it };
 
 /**
  * A message outside React (pages the protocol handlers render themselves), with `{name}`

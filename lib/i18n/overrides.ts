@@ -1,12 +1,9 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { textOverrides } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
-import de from "@/messages/de.json";
-import en from "@/messages/en.json";
-import fr from "@/messages/fr.json";
-import it from "@/messages/it.json";
 import { problem, type Problem } from "@/lib/problem";
-import { LOCALES, type Locale } from "./locales";
+import { isLocale, type Locale } from "./locales";
+import { CATALOGS } from "./messages";
 
 /**
  * Administrators may override the texts of the hosted pages per locale (admin console, "Branding
@@ -18,8 +15,6 @@ import { LOCALES, type Locale } from "./locales";
  * overridable: they are for administrators, not for the product's users.
  */
 export const OVERRIDABLE_NAMESPACES = ["login", "logout", "errors", "authorize"] as const;
-
-const CATALOGS: Record<Locale, Record<string, unknown>> = { en, de, fr, it };
 
 function flatten(node: unknown, prefix: string, out: Map<string, string>): Map<string, string> {
   if (node && typeof node === "object") {
@@ -102,7 +97,7 @@ export async function cachedOverrides(db: Executor, locale: Locale): Promise<Rec
  * with the catalog's texts.
  */
 export async function pageOverrides(db: Executor, locale: string): Promise<Record<string, string>> {
-  if (!isSupportedLocale(locale)) return {};
+  if (!isLocale(locale)) return {};
   return cachedOverrides(db, locale).catch(() => ({}));
 }
 
@@ -126,11 +121,27 @@ export async function writeOverrides(db: Executor, locale: Locale, changes: Reco
   invalidateOverrides();
 }
 
-/** A copy of `messages` with the overrides laid over it. */
+/**
+ * Merged catalogs by overrides object, then by catalog. cachedOverrides hands out the same
+ * overrides object for a few seconds, so every page load in that time reuses one copy instead of
+ * cloning the whole catalog; a new object after a change or expiry misses, and the old entries go
+ * with their keys. Overrides objects are never mutated, which is what makes this sound.
+ */
+const MERGED = new WeakMap<Record<string, string>, WeakMap<Record<string, unknown>, Record<string, unknown>>>();
+
+/** A copy of `messages` with the overrides laid over it; shared between callers, so read-only. */
 export function applyOverrides<T extends Record<string, unknown>>(messages: T, overrides: Record<string, string>): T {
+  if (!Object.keys(overrides).length) return messages;
+  let byCatalog = MERGED.get(overrides);
+  if (!byCatalog) MERGED.set(overrides, (byCatalog = new WeakMap()));
+  let merged = byCatalog.get(messages);
+  if (!merged) byCatalog.set(messages, (merged = merge(messages, overrides)));
+  return merged as T;
+}
+
+function merge(messages: Record<string, unknown>, overrides: Record<string, string>): Record<string, unknown> {
   const keys = Object.keys(overrides);
-  if (!keys.length) return messages;
-  const copy = structuredClone(messages) as Record<string, unknown>;
+  const copy = structuredClone(messages);
   for (const key of keys) {
     const parts = key.split(".");
     if (!(OVERRIDABLE_NAMESPACES as readonly string[]).includes(parts[0]!)) continue;
@@ -147,9 +158,5 @@ export function applyOverrides<T extends Record<string, unknown>>(messages: T, o
     // Only texts that exist are replaced: a stale override of a removed key is ignored.
     if (typeof node[leaf] === "string") node[leaf] = overrides[key];
   }
-  return copy as T;
-}
-
-export function isSupportedLocale(v: string): v is Locale {
-  return (LOCALES as readonly string[]).includes(v);
+  return copy;
 }

@@ -2,11 +2,8 @@ import { cookies, headers } from "next/headers";
 import { getRequestConfig } from "next-intl/server";
 import { instance } from "@/lib/instance";
 import { getSettings } from "@/lib/store/settings";
-import { isLocale, resolveLocale } from "./locales";
+import { isLocale, LOCALE_COOKIE, resolveLocale } from "./locales";
 import { applyOverrides, cachedOverrides } from "./overrides";
-
-/** Cookie that keeps the locale chosen at the start of a flow (from `ui_locales`) for its later pages. */
-export const LOCALE_COOKIE = "torii_locale";
 
 export default getRequestConfig(async () => {
   const [h, c] = await Promise.all([headers(), cookies()]);

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { LOCALES, type Locale } from "@/lib/i18n/locales";
-import { defaultTexts, invalidateOverrides, isSupportedLocale, overrideProblem, readOverrides, writeOverrides } from "@/lib/i18n/overrides";
+import { isLocale, LOCALES, type Locale } from "@/lib/i18n/locales";
+import { defaultTexts, invalidateOverrides, overrideProblem, readOverrides, writeOverrides } from "@/lib/i18n/overrides";
 import { recordAudit } from "@/lib/store/audit";
 import { invalidFields, notFound, type FieldError } from "./http";
 import { named, route, type Ctx } from "./route";
@@ -22,7 +22,7 @@ const TextsUpdate = named(
 
 function localeOf(ctx: Ctx): Locale {
   const l = ctx.params.locale!;
-  if (!isSupportedLocale(l)) throw notFound("locale");
+  if (!isLocale(l)) throw notFound("locale");
   return l;
 }
 

@@ -1,4 +1,4 @@
-import { resolveLocale } from "@/lib/i18n/locales";
+import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { pageOverrides } from "@/lib/i18n/overrides";
 import { instance, type Instance } from "@/lib/instance";
 import { log } from "@/lib/log";
@@ -17,9 +17,6 @@ import { validateAuthorizeRequest } from "./authorize-request";
 import { OAuthError, ServerError } from "./errors";
 import { readAuthorizeParams } from "./params/authorize";
 import { deliverAuthorizationResponse, effectiveResponseMode } from "./response-modes";
-
-/** Keeps the flow's locale for the login pages (lib/i18n/request.ts reads it). */
-const LOCALE_COOKIE = "torii_locale";
 
 function redirect(location: string, cookies: string[]): Response {
   const headers = new Headers({ Location: location, "Cache-Control": "no-store", "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'" });

@@ -1,5 +1,5 @@
 import { clientAddress } from "@/lib/http/client-address";
-import { resolveLocale } from "@/lib/i18n/locales";
+import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { instance, type Instance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { LOGIN_PATHS } from "@/lib/login/paths";
@@ -29,7 +29,6 @@ export type LogoutError = (typeof LOGOUT_ERRORS)[number];
 const PARAMS = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state", "logout_hint", "ui_locales"] as const;
 type Params = Partial<Record<(typeof PARAMS)[number], string>>;
 
-const LOCALE_COOKIE = "torii_locale";
 const FORM_TYPE = "application/x-www-form-urlencoded";
 const MAX_PARAM = 8192;
 

@@ -2,7 +2,7 @@ import { getTranslations } from "next-intl/server";
 import { saveTexts } from "@/lib/console/actions";
 import { CONSOLE_PATH } from "@/lib/console/client";
 import { apiGet, requireAdmin } from "@/lib/console/next";
-import { LOCALES } from "@/lib/i18n/locales";
+import { isLocale, LOCALES } from "@/lib/i18n/locales";
 import { ConsoleForm, Field, Hidden } from "../../_components/form";
 import { Badge, PageHeader } from "../../_components/ui";
 
@@ -12,7 +12,7 @@ type Text = { key: string; default: string; override: string | null };
 
 export default async function TextsPage({ searchParams }: { searchParams: Promise<Record<string, string | undefined>> }) {
   const sp = await searchParams;
-  const locale = (LOCALES as readonly string[]).includes(sp.locale ?? "") ? sp.locale! : "en";
+  const locale = sp.locale && isLocale(sp.locale) ? sp.locale : "en";
   const admin = await requireAdmin(`${CONSOLE_PATH}/texts?locale=${locale}`);
   const t = await getTranslations("console.texts");
   const data = (await apiGet<{ texts: Text[] }>(admin.user, `/texts/${locale}`))!;
