@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK, type JWTVerifyGetKey } from "jose";
-import { clients, instanceSettings, signingKeys } from "@/db/schema";
+import { signingKeys } from "@/db/schema";
 import type { Db, Executor } from "@/lib/db/client";
 import { decrypt, encrypt, randomToken } from "@/lib/crypto";
 import { recordAudit, SYSTEM, type Actor } from "@/lib/store/audit";
+import { longestTokenLifetime } from "@/lib/store/lifetimes";
 
 export const SIGNING_ALG = "RS256";
 /** Advisory lock shared by all instances so that one rotation happens, not one per instance. */
@@ -43,18 +44,6 @@ export async function createInitialSigningKey(db: Executor, masterKey: Buffer): 
   const row = await newKeyRow(masterKey);
   await db.insert(signingKeys).values(row);
   return row.kid;
-}
-
-/** The longest time a token signed now can stay valid: every key stays published at least that long after it stops signing. */
-async function longestTokenLifetime(db: Executor): Promise<number> {
-  const [c] = await db
-    .select({
-      m: sql<number>`coalesce(max(greatest(${clients.accessTokenLifetime}, ${clients.idTokenLifetime})), 0)`,
-    })
-    .from(clients);
-  const [s] = await db.select({ lifetimes: instanceSettings.lifetimes }).from(instanceSettings);
-  const defaults = s ? Math.max(s.lifetimes.accessToken, s.lifetimes.idToken) : 0;
-  return Math.max(Number(c?.m ?? 0), defaults, 3600);
 }
 
 export type RotationResult = { rotated: boolean; kid: string; removed: string[] };

@@ -1,5 +1,5 @@
 import type { Executor } from "@/lib/db/client";
-import { revokeAllGrants, revokeSessionTokens } from "./grants";
+import { revocationHorizon, revokeAllGrants, revokeSessionTokens } from "./grants";
 import { endAllSessionsOfUser } from "./sessions";
 
 /**
@@ -7,9 +7,9 @@ import { endAllSessionsOfUser } from "./sessions";
  * the user (through a session or not) is revoked, JWTs included.
  */
 export async function cutOffUser(db: Executor, userId: string, reason: string, now = new Date()): Promise<void> {
-  for (const sessionId of await endAllSessionsOfUser(db, userId, now)) {
-    await revokeSessionTokens(db, sessionId, reason, { now });
-  }
+  const ended = await endAllSessionsOfUser(db, userId, now);
+  const horizon = ended.length ? await revocationHorizon(db, now) : now;
+  for (const sessionId of ended) await revokeSessionTokens(db, sessionId, reason, { now, horizon });
   await revokeAllGrants(db, { userId }, reason, now);
 }
 

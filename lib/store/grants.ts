@@ -1,7 +1,8 @@
 import { and, eq, gt, inArray, isNull, sql } from "drizzle-orm";
-import { clients, grants, instanceSettings, refreshTokenFamilies, sessions, tokenRevocations, tokens } from "@/db/schema";
+import { grants, refreshTokenFamilies, sessions, tokenRevocations, tokens } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
+import { longestTokenLifetime } from "./lifetimes";
 
 export type Grant = typeof grants.$inferSelect;
 
@@ -30,12 +31,7 @@ export async function getGrant(db: Executor, id: string): Promise<Grant | undefi
  * JWTs are not stored, so the longest configured access/ID token lifetime bounds that.
  */
 export async function revocationHorizon(db: Executor, now = new Date()): Promise<Date> {
-  const [c] = await db
-    .select({ m: sql<number>`coalesce(max(greatest(${clients.accessTokenLifetime}, ${clients.idTokenLifetime})), 0)` })
-    .from(clients);
-  const [s] = await db.select({ l: instanceSettings.lifetimes }).from(instanceSettings);
-  const longest = Math.max(Number(c?.m ?? 0), s ? Math.max(s.l.accessToken, s.l.idToken) : 0, 3600);
-  return new Date(now.getTime() + (longest + 300) * 1000);
+  return new Date(now.getTime() + ((await longestTokenLifetime(db)) + 300) * 1000);
 }
 
 async function recordRevocation(
@@ -59,28 +55,23 @@ async function recordRevocation(
  * Revokes a grant and everything issued from it: its stored tokens, its refresh families, and
  * (through a `grant` revocation record) every JWT access token carrying its id.
  */
-export async function revokeGrant(db: Executor, grantId: string, reason: string, now = new Date()): Promise<void> {
+export async function revokeGrant(db: Executor, grantId: string, reason: string, now = new Date(), horizon?: Date): Promise<void> {
   await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.id, grantId), isNull(grants.revokedAt)));
   await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.grantId, grantId), isNull(tokens.revokedAt)));
   await db
     .update(refreshTokenFamilies)
     .set({ revokedAt: now, revokedReason: reason })
     .where(and(eq(refreshTokenFamilies.grantId, grantId), isNull(refreshTokenFamilies.revokedAt)));
-  await recordRevocation(db, "grant", grantId, reason, await revocationHorizon(db, now));
+  await recordRevocation(db, "grant", grantId, reason, horizon ?? (await revocationHorizon(db, now)));
 }
 
 /**
  * Revokes a refresh family, its tokens and the access tokens issued from it. A family belongs to
- * exactly one grant (one per code or token-endpoint call), so the grant goes with it: that is
- * what reaches the JWT access tokens, which carry the grant id.
+ * exactly one grant (one per code or token-endpoint call), so revoking that grant does it all:
+ * the grant's stored tokens and families, and the JWT access tokens, which carry the grant id.
  */
 export async function revokeFamily(db: Executor, familyId: string, reason: string, now = new Date()): Promise<void> {
-  const [f] = await db
-    .update(refreshTokenFamilies)
-    .set({ revokedAt: now, revokedReason: reason })
-    .where(eq(refreshTokenFamilies.id, familyId))
-    .returning({ grantId: refreshTokenFamilies.grantId });
-  await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.familyId, familyId), isNull(tokens.revokedAt)));
+  const [f] = await db.select({ grantId: refreshTokenFamilies.grantId }).from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, familyId));
   if (f) await revokeGrant(db, f.grantId, reason, now);
 }
 
@@ -93,7 +84,7 @@ export async function revokeSessionTokens(
   db: Executor,
   sessionId: string,
   reason: string,
-  opts: { keepOffline?: boolean; now?: Date } = {},
+  opts: { keepOffline?: boolean; now?: Date; horizon?: Date } = {},
 ): Promise<void> {
   const now = opts.now ?? new Date();
   const kinds: ("access" | "refresh")[] = opts.keepOffline ? ["access"] : ["access", "refresh"];
@@ -108,7 +99,7 @@ export async function revokeSessionTokens(
       .where(and(eq(refreshTokenFamilies.sessionId, sessionId), isNull(refreshTokenFamilies.revokedAt)));
     await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.sessionId, sessionId), isNull(grants.revokedAt)));
   }
-  await recordRevocation(db, "session", sessionId, reason, await revocationHorizon(db, now));
+  await recordRevocation(db, "session", sessionId, reason, opts.horizon ?? (await revocationHorizon(db, now)));
 }
 
 /** Revokes one JWT access token by its `jti`. */
@@ -140,6 +131,7 @@ export async function revokeAllGrants(
     .select({ id: grants.id })
     .from(grants)
     .where(and(owner, isNull(grants.revokedAt), gt(grants.expiresAt, now)));
-  for (const g of open) await revokeGrant(db, g.id, reason, now);
+  const horizon = open.length ? await revocationHorizon(db, now) : now;
+  for (const g of open) await revokeGrant(db, g.id, reason, now, horizon);
   return open.length;
 }
