@@ -105,7 +105,19 @@ export function invalidateOverrides(): void {
   cache().clear();
 }
 
-/** Sets (string) or resets (null) overrides of one locale. */
+type Tx = Parameters<Parameters<Executor["transaction"]>[0]>[0];
+
+/**
+ * Runs `fn` in a transaction and drops the overrides cache once it has committed: dropped before
+ * the commit, a page loading meanwhile would refill it with the old texts for TTL_MS.
+ */
+export async function mutateOverrides<T>(db: Executor, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const result = await db.transaction(fn);
+  invalidateOverrides();
+  return result;
+}
+
+/** Sets (string) or resets (null) overrides of one locale; call it inside mutateOverrides. */
 export async function writeOverrides(db: Executor, locale: Locale, changes: Record<string, string | null>): Promise<void> {
   const reset = Object.entries(changes).filter(([, v]) => v === null).map(([k]) => k);
   if (reset.length) {
@@ -118,7 +130,6 @@ export async function writeOverrides(db: Executor, locale: Locale, changes: Reco
       .values({ locale, key, value })
       .onConflictDoUpdate({ target: [textOverrides.locale, textOverrides.key], set: { value, updatedAt: new Date() } });
   }
-  invalidateOverrides();
 }
 
 /**

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { logoSrc } from "@/lib/logo";
 import { recordAudit } from "@/lib/store/audit";
-import { invalidateSettings, readSettings, updateSettings, type Settings } from "@/lib/store/settings";
+import { mutateSettings, readSettings, writeSettings, type Settings } from "@/lib/store/settings";
 import { problem, type Problem } from "@/lib/problem";
 import { addProblem, codedPattern } from "./http";
 import { named, route } from "./route";
@@ -118,9 +118,9 @@ export const brandingRoutes = [
     success: { status: 200, description: "The branding now.", schema: BrandingView },
     async handler(ctx, body) {
       const { logo: newLogo, ...fields } = body;
-      const updated = await ctx.db.transaction(async (tx) => {
+      const updated = await mutateSettings(ctx.db, async (tx) => {
         const current = (await readSettings(tx))!;
-        const s = await updateSettings(tx, {
+        const s = await writeSettings(tx, {
           branding: { ...current.branding, ...fields },
           ...(newLogo !== undefined
             ? { logo: newLogo ? newLogo.bytes : null, logoContentType: newLogo ? newLogo.type : null }
@@ -136,7 +136,6 @@ export const brandingRoutes = [
         });
         return s;
       });
-      invalidateSettings();
       return brandingView(updated, ctx.inst.config.issuer);
     },
   }),

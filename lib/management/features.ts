@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { recordAudit } from "@/lib/store/audit";
-import { invalidateSettings, readSettings, updateSettings } from "@/lib/store/settings";
+import { mutateSettings, readSettings, writeSettings } from "@/lib/store/settings";
 import { named, route } from "./route";
 
 const Features = named("Features", z.object({ tokenExchange: z.boolean(), impersonation: z.boolean() }));
@@ -27,16 +27,13 @@ export const featureRoutes = [
     body: FeaturesUpdate,
     success: { status: 200, description: "The features now.", schema: Features },
     async handler(ctx, body) {
-      const result = await ctx.db.transaction(async (tx) => {
+      return mutateSettings(ctx.db, async (tx) => {
         const current = (await readSettings(tx))!.features;
         const features = { ...current, ...body };
-        await updateSettings(tx, { features });
+        await writeSettings(tx, { features });
         await recordAudit(tx, ctx.actor, { action: "features.updated", targetType: "instance", details: { from: current, to: features } });
         return features;
       });
-      // updateSettings dropped the cache inside the transaction; a read before the commit may have refilled it.
-      invalidateSettings();
-      return result;
     },
   }),
 ];

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { recordAudit } from "@/lib/store/audit";
-import { invalidateSettings, readSettings, SUPPORTED_LOCALES, updateSettings, type Settings } from "@/lib/store/settings";
+import { mutateSettings, readSettings, SUPPORTED_LOCALES, writeSettings, type Settings } from "@/lib/store/settings";
 import { codedPattern, invalidFields } from "./http";
 import { named, route } from "./route";
 
@@ -91,7 +91,7 @@ export const settingsRoutes = [
     body: SettingsUpdate,
     success: { status: 200, description: "The settings now.", schema: SettingsView },
     async handler(ctx, body) {
-      const result = await ctx.db.transaction(async (tx) => {
+      return mutateSettings(ctx.db, async (tx) => {
         const current = (await readSettings(tx))!;
         const next = {
           ...(body.primaryDomain !== undefined ? { primaryDomain: body.primaryDomain } : {}),
@@ -106,7 +106,7 @@ export const settingsRoutes = [
             { path: "lifetimes.sessionIdle", code: "idle_exceeds_absolute", message: "The idle session lifetime cannot exceed the absolute one." },
           ]);
         }
-        const updated = await updateSettings(tx, next);
+        const updated = await writeSettings(tx, next);
         await recordAudit(tx, ctx.actor, {
           action: "settings.updated",
           targetType: "instance",
@@ -114,9 +114,6 @@ export const settingsRoutes = [
         });
         return settingsView(updated);
       });
-      // updateSettings dropped the cache inside the transaction; a read before the commit may have refilled it.
-      invalidateSettings();
-      return result;
     },
   }),
 ];

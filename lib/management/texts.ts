@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isLocale, LOCALES, type Locale } from "@/lib/i18n/locales";
-import { defaultTexts, invalidateOverrides, overrideProblem, readOverrides, writeOverrides } from "@/lib/i18n/overrides";
+import { defaultTexts, mutateOverrides, overrideProblem, readOverrides, writeOverrides } from "@/lib/i18n/overrides";
 import { recordAudit } from "@/lib/store/audit";
 import { invalidFields, notFound, type FieldError } from "./http";
 import { named, route, type Ctx } from "./route";
@@ -78,7 +78,7 @@ export const textRoutes = [
         else changes[key] = value;
       }
       if (problems.length) throw invalidFields(problems);
-      await ctx.db.transaction(async (tx) => {
+      await mutateOverrides(ctx.db, async (tx) => {
         await writeOverrides(tx, locale, changes);
         await recordAudit(tx, ctx.actor, {
           action: "texts.updated",
@@ -90,8 +90,6 @@ export const textRoutes = [
           },
         });
       });
-      // writeOverrides dropped the cache inside the transaction; a read before the commit may have refilled it.
-      invalidateOverrides();
       return view(ctx, locale);
     },
   }),

@@ -81,7 +81,21 @@ export function invalidateSettings(): void {
   (globalThis as G)[CACHE] = undefined;
 }
 
-export async function updateSettings(
+type Tx = Parameters<Parameters<Executor["transaction"]>[0]>[0];
+
+/**
+ * Runs `fn` in a transaction and drops the settings cache once it has committed. Dropping it
+ * inside the transaction would not do: a request reading the settings before the commit refills
+ * the cache with the old row, which then stays for TTL_MS.
+ */
+export async function mutateSettings<T>(db: Executor, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const result = await db.transaction(fn);
+  invalidateSettings();
+  return result;
+}
+
+/** Writes settings without touching the cache; call it inside mutateSettings. */
+export async function writeSettings(
   db: Executor,
   patch: Partial<Omit<typeof instanceSettings.$inferInsert, "id" | "masterKeyCheck" | "createdAt">>,
 ): Promise<Settings> {
@@ -90,6 +104,10 @@ export async function updateSettings(
     .set({ ...patch, updatedAt: new Date() })
     .where(eq(instanceSettings.id, 1))
     .returning();
-  invalidateSettings();
   return row!;
+}
+
+/** A single settings write in its own transaction, visible to this process at once. */
+export function updateSettings(db: Executor, patch: Parameters<typeof writeSettings>[1]): Promise<Settings> {
+  return mutateSettings(db, (tx) => writeSettings(tx, patch));
 }
