@@ -1,6 +1,6 @@
 import { instance } from "@/lib/instance";
 import { clientAddress } from "@/lib/http/client-address";
-import { NO_STORE } from "@/lib/http/responses";
+import { NO_STORE, seeOther } from "@/lib/http/responses";
 import { requestCookie } from "@/lib/session/cookies";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit } from "@/lib/store/audit";
@@ -16,12 +16,6 @@ import {
   verifyConsoleCsrf,
 } from "./session";
 import { userAgentCookieName } from "@/lib/session/user-agent";
-
-function seeOther(location: string, cookies: string[] = []): Response {
-  const headers = new Headers({ Location: location, ...NO_STORE });
-  for (const c of cookies) headers.append("Set-Cookie", c);
-  return new Response(null, { status: 303, headers });
-}
 
 /** GET /ui/console/signin: starts the console's code flow at the authorization endpoint. */
 export async function handleConsoleSignIn(request: Request): Promise<Response> {

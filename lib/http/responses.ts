@@ -30,6 +30,22 @@ export function backChannel(handler: (request: Request) => Promise<Response>) {
   };
 }
 
+function redirect(status: 302 | 303, location: string, cookies: readonly string[]): Response {
+  const headers = new Headers({ Location: location, ...NO_STORE });
+  for (const c of cookies) headers.append("Set-Cookie", c);
+  return new Response(null, { status, headers });
+}
+
+/** 303 so that a POSTed form is followed by a GET (Post/Redirect/Get): a reload never re-posts. */
+export function seeOther(location: string, cookies: readonly string[] = []): Response {
+  return redirect(303, location, cookies);
+}
+
+/** 302 for a redirect answering a GET. */
+export function found(location: string, cookies: readonly string[] = []): Response {
+  return redirect(302, location, cookies);
+}
+
 export function methodNotAllowed(allowed: string[]): Response {
   return json({ error: "invalid_request", error_description: `Method not allowed; use ${allowed.join(" or ")}.` }, 405, {
     Allow: allowed.join(", "),

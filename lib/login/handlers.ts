@@ -1,7 +1,9 @@
 import { clientAddress } from "@/lib/http/client-address";
+import { seeOther } from "@/lib/http/responses";
 import { instance, type Instance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { sessionSatisfies } from "@/lib/oauth/authorize";
+import { isFormEncoded } from "@/lib/oauth/form";
 import { sameOrigin, verifyCsrf } from "@/lib/session/csrf";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit, type Actor } from "@/lib/store/audit";
@@ -12,11 +14,6 @@ import { checkPassword } from "./password";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
 import { registerUser } from "./register";
 
-/** Post/Redirect/Get: every form answers with 303 to the next page, so a reload never re-posts. */
-function seeOther(location: string): Response {
-  return new Response(null, { status: 303, headers: { Location: location, "Cache-Control": "no-store" } });
-}
-
 type Flow = { inst: Instance; settings: Settings; uaId: string; id: string; authRequest: AuthRequest; form: URLSearchParams; actor: Actor };
 
 /**
@@ -26,8 +23,7 @@ type Flow = { inst: Instance; settings: Settings; uaId: string; id: string; auth
 async function openFlow(request: Request): Promise<Flow | Response> {
   const inst = await instance();
   const settings = await getSettings(inst.db);
-  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (request.method !== "POST" || type !== "application/x-www-form-urlencoded") return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
+  if (request.method !== "POST" || !isFormEncoded(request)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
   const form = new URLSearchParams(await request.text());
   const id = form.get("authRequest") ?? "";
   const ua = await userAgentOfRequest(inst.db, inst.config.issuer, request);

@@ -1,18 +1,12 @@
 import { clientAddress } from "@/lib/http/client-address";
+import { seeOther } from "@/lib/http/responses";
 import { instance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { sameOrigin } from "@/lib/session/csrf";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
-import { errorLocation, LOGOUT_PATHS, performLogout } from "./end-session";
+import { errorLocation, LOGOUT_PATHS, onIssuer, performLogout } from "./end-session";
 import { openPendingLogout, verifyLogoutCsrf } from "./end-session-request";
-import { parseForm } from "./form";
-
-function seeOther(issuer: string, location: string): Response {
-  return new Response(null, {
-    status: 303,
-    headers: { Location: location.startsWith("/") ? issuer + location : location, "Cache-Control": "no-store", Pragma: "no-cache" },
-  });
-}
+import { isFormEncoded, parseForm } from "./form";
 
 /**
  * POST /ui/logout/confirm: the user confirmed a logout that end_session could not tie to a
@@ -24,11 +18,10 @@ export async function handleLogoutConfirm(request: Request): Promise<Response> {
   if (request.method !== "POST") return new Response(null, { status: 405, headers: { Allow: "POST", "Cache-Control": "no-store" } });
   const inst = await instance();
   const issuer = inst.config.issuer;
-  const refuse = () => seeOther(issuer, errorLocation("expired"));
+  const refuse = () => seeOther(onIssuer(issuer, errorLocation("expired")));
   try {
     if (!sameOrigin(request, issuer)) return refuse();
-    const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-    if (type !== "application/x-www-form-urlencoded") return refuse();
+    if (!isFormEncoded(request)) return refuse();
     const form = parseForm(await request.text());
     const sealed = form.get("request") ?? "";
     const ua = await userAgentOfRequest(inst.db, issuer, request);
@@ -42,7 +35,7 @@ export async function handleLogoutConfirm(request: Request): Promise<Response> {
       actor: { ip: clientAddress(request), userAgent: request.headers.get("user-agent") },
       via: "end_session_confirmation",
     });
-    return seeOther(issuer, pending.redirect ?? LOGOUT_PATHS.signedOut);
+    return seeOther(onIssuer(issuer, pending.redirect ?? LOGOUT_PATHS.signedOut));
   } catch (err) {
     log().error({ err }, "logout confirmation failed");
     return refuse();

@@ -1,4 +1,5 @@
 import { clientAddress } from "@/lib/http/client-address";
+import { found, seeOther } from "@/lib/http/responses";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { instance, type Instance } from "@/lib/instance";
 import { log } from "@/lib/log";
@@ -13,6 +14,7 @@ import { revokeSessionTokens } from "@/lib/store/tokens";
 import { findUserByLoginName } from "@/lib/store/users";
 import { verifyIdTokenHint, type IdTokenHint } from "./id-token-hint";
 import { sealPendingLogout } from "./end-session-request";
+import { isFormEncoded } from "./form";
 
 /** The pages of the logout flow (app/ui/logout) and the signed-out page of the login UI. */
 export const LOGOUT_PATHS = {
@@ -29,7 +31,6 @@ export type LogoutError = (typeof LOGOUT_ERRORS)[number];
 const PARAMS = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state", "logout_hint", "ui_locales"] as const;
 type Params = Partial<Record<(typeof PARAMS)[number], string>>;
 
-const FORM_TYPE = "application/x-www-form-urlencoded";
 const MAX_PARAM = 8192;
 
 class Refused extends Error {
@@ -42,8 +43,7 @@ class Refused extends Error {
 async function readParams(request: Request): Promise<Params> {
   let source: URLSearchParams;
   if (request.method === "POST") {
-    const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-    if (type !== FORM_TYPE) throw new Refused("badRequest");
+    if (!isFormEncoded(request)) throw new Refused("badRequest");
     source = new URLSearchParams(await request.text().catch(() => ""));
   } else {
     source = new URL(request.url).searchParams;
@@ -82,15 +82,14 @@ export async function performLogout(
   return ended;
 }
 
+/** Our own pages are named by path; the browser is sent to them on the issuer's origin. */
+export function onIssuer(issuer: string, location: string): string {
+  return location.startsWith("/") ? issuer + location : location;
+}
+
 function redirect(issuer: string, location: string, method: string, cookies: string[] = []): Response {
-  const headers = new Headers({
-    Location: location.startsWith("/") ? issuer + location : location,
-    "Cache-Control": "no-store",
-    Pragma: "no-cache",
-  });
-  for (const c of cookies) headers.append("Set-Cookie", c);
   // 303 turns a POSTed logout into a GET of the next page; a GET keeps the usual 302.
-  return new Response(null, { status: method === "POST" ? 303 : 302, headers });
+  return (method === "POST" ? seeOther : found)(onIssuer(issuer, location), cookies);
 }
 
 export function errorLocation(reason: LogoutError): string {

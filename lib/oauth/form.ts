@@ -5,13 +5,17 @@ export type Form = ReadonlyMap<string, string>;
 
 const FORM_TYPE = "application/x-www-form-urlencoded";
 
+/** Only the media type counts: parameters such as `charset` are allowed and ignored. */
+export function isFormEncoded(request: Request): boolean {
+  return (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase() === FORM_TYPE;
+}
+
 /**
  * Reads a back-channel request body (RFC 6749 3.2, 3.1): only form encoding; a repeated
  * parameter is `invalid_request`; a parameter sent without a value counts as omitted.
  */
 export async function readForm(request: Request, multi: readonly string[] = []): Promise<Form> {
-  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== FORM_TYPE) throw new InvalidRequest(`The request body must be ${FORM_TYPE}.`);
+  if (!isFormEncoded(request)) throw new InvalidRequest(`The request body must be ${FORM_TYPE}.`);
   let text: string;
   try {
     text = await request.text();

@@ -5,11 +5,10 @@ import { getSettings } from "@/lib/store/settings";
 import { resolveAccessToken } from "./access-token";
 import { claimsForScopes } from "./claims";
 import { OAuthError } from "./errors";
-import { parseForm } from "./form";
+import { isFormEncoded, parseForm } from "./form";
 
 /** RFC 6750 2.1: b64token after the scheme name. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
-const FORM_TYPE = "application/x-www-form-urlencoded";
 /**
  * Browser-based clients call userinfo cross-origin. The token travels in a header, never in a
  * cookie, so any origin may read the answer: the token is the whole credential.
@@ -58,8 +57,7 @@ async function presentedToken(request: Request): Promise<string> {
     }
   }
   let fromBody: string | undefined;
-  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (request.method === "POST" && type === FORM_TYPE) {
+  if (request.method === "POST" && isFormEncoded(request)) {
     let form;
     try {
       form = parseForm(await request.text());

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isFormEncoded } from "../form";
 
 /** Every parameter the authorization endpoint reads; anything else is ignored (RFC 6749 3.1). */
 export const AUTHORIZE_PARAMS = [
@@ -36,8 +37,7 @@ const KNOWN = new Set<string>(AUTHORIZE_PARAMS);
 export async function readAuthorizeParams(request: Request): Promise<RawAuthorizeParams | { unsupportedBody: true }> {
   let source: URLSearchParams;
   if (request.method === "POST") {
-    const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-    if (type !== "application/x-www-form-urlencoded") return { unsupportedBody: true };
+    if (!isFormEncoded(request)) return { unsupportedBody: true };
     source = new URLSearchParams(await request.text());
   } else {
     source = new URL(request.url).searchParams;
