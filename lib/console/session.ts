@@ -3,6 +3,7 @@ import { decodeJwt } from "jose";
 import type { Instance } from "@/lib/instance";
 import { constantTimeEqual, decrypt, encrypt, hmac, randomToken } from "@/lib/crypto";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
+import { isActiveAdmin } from "@/lib/management/auth";
 import { handleToken } from "@/lib/oauth/token-endpoint";
 import { serializeCookie } from "@/lib/session/cookies";
 import { findUserAgent, getLiveSession } from "@/lib/store/sessions";
@@ -183,7 +184,7 @@ export async function consoleAccess(inst: Instance, cookies: { console?: string;
   if (!session || session.userId !== sealed.uid) return { status: "none" };
   const user = await getUser(inst.db, sealed.uid);
   if (!user || user.locked) return { status: "none" };
-  if (user.type !== "human" || !user.roles.includes("admin")) return { status: "denied", user, sid: sealed.sid, userAgentId: ua.id, csrf: consoleCsrfToken(inst.masterKey, ua.id, sealed.sid) };
+  if (user.type !== "human" || !isActiveAdmin(user)) return { status: "denied", user, sid: sealed.sid, userAgentId: ua.id, csrf: consoleCsrfToken(inst.masterKey, ua.id, sealed.sid) };
   return { status: "admin", user, sid: sealed.sid, userAgentId: ua.id, csrf: consoleCsrfToken(inst.masterKey, ua.id, sealed.sid) };
 }
 

@@ -3,6 +3,11 @@ import { userForPat } from "@/lib/store/pats";
 import type { User } from "@/lib/store/users";
 import { ApiError } from "./http";
 
+/** Holds the admin role and is not locked: what both the management API and the console require. */
+export function isActiveAdmin(user: Pick<User, "roles" | "locked">): boolean {
+  return user.roles.includes("admin") && !user.locked;
+}
+
 const unauthorized = (message: string, challenge: string) =>
   new ApiError(401, "unauthorized", message, undefined, { "WWW-Authenticate": challenge });
 
@@ -18,7 +23,7 @@ export async function authenticateAdmin(request: Request, db: Executor): Promise
   if (!row) {
     throw unauthorized("The token is unknown, expired, or its user is locked.", 'Bearer realm="management", error="invalid_token"');
   }
-  if (!row.user.roles.includes("admin")) {
+  if (!isActiveAdmin(row.user)) {
     throw new ApiError(403, "forbidden", "The management API needs a token of a user with the admin role.");
   }
   return row.user;

@@ -3,7 +3,7 @@ import { instance, type Instance } from "@/lib/instance";
 import type { User } from "@/lib/store/users";
 import { log } from "@/lib/log";
 import { API_ROUTES } from "./api-routes";
-import { authenticateAdmin } from "./auth";
+import { authenticateAdmin, isActiveAdmin } from "./auth";
 import { ApiError, errorResponse, jsonResponse, notFound, parseWith, readJsonBody } from "./http";
 import { openApiDocument } from "./openapi";
 import { actorFor, type AnyRoute, type Ctx } from "./route";
@@ -47,23 +47,16 @@ const methodNotAllowed = (allow: string[]) =>
  * that without a token nothing (not even which paths exist) is revealed, except the public
  * OpenAPI document.
  */
-export async function handleManagement(request: Request): Promise<Response> {
-  try {
-    const url = new URL(request.url);
-    let path = url.pathname.startsWith(MANAGEMENT_PREFIX) ? url.pathname.slice(MANAGEMENT_PREFIX.length) : url.pathname;
-    if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+export function handleManagement(request: Request): Promise<Response> {
+  return serve(request, async (path, url) => {
     const inst = await instance();
     if (path === "/openapi.json") {
       if (request.method !== "GET") throw methodNotAllowed(["GET"]);
       return jsonResponse(openApiDocument(inst.config.issuer), 200, { "Cache-Control": "no-cache" });
     }
     const user = await authenticateAdmin(request, inst.db);
-    return await dispatchAuthenticated(request, path, url, inst, user);
-  } catch (err) {
-    if (err instanceof ApiError) return errorResponse(err);
-    log().error({ err, path: new URL(request.url).pathname }, "management API error");
-    return jsonResponse({ error: "server_error", message: "The server encountered an unexpected condition." }, 500);
-  }
+    return dispatchAuthenticated(request, path, url, inst, user);
+  });
 }
 
 /**
@@ -71,15 +64,22 @@ export async function handleManagement(request: Request): Promise<Response> {
  * way: the admin console calls this with the user of its console session (which it has checked
  * to hold the admin role), so the console has no second path to the data.
  */
-export async function dispatchManagement(request: Request, admin: User): Promise<Response> {
+export function dispatchManagement(request: Request, admin: User): Promise<Response> {
+  return serve(request, async (path, url) => {
+    if (!isActiveAdmin(admin)) {
+      throw new ApiError(403, "forbidden", "The management API needs a user with the admin role.");
+    }
+    return dispatchAuthenticated(request, path, url, await instance(), admin);
+  });
+}
+
+/** The path below the prefix without a trailing slash; ApiErrors as their response, anything else as a logged 500. */
+async function serve(request: Request, handle: (path: string, url: URL) => Promise<Response>): Promise<Response> {
   try {
     const url = new URL(request.url);
     let path = url.pathname.startsWith(MANAGEMENT_PREFIX) ? url.pathname.slice(MANAGEMENT_PREFIX.length) : url.pathname;
     if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
-    if (!admin.roles.includes("admin") || admin.locked) {
-      throw new ApiError(403, "forbidden", "The management API needs a user with the admin role.");
-    }
-    return await dispatchAuthenticated(request, path, url, await instance(), admin);
+    return await handle(path, url);
   } catch (err) {
     if (err instanceof ApiError) return errorResponse(err);
     log().error({ err, path: new URL(request.url).pathname }, "management API error");

@@ -26,6 +26,7 @@ import type { Executor } from "@/lib/db/client";
 import { cutOffUser } from "@/lib/store/cut-off";
 import { and, eq, ne, sql } from "drizzle-orm";
 import { users as usersTable } from "@/db/schema";
+import { isActiveAdmin } from "./auth";
 import { codedPattern, conflict, invalid, invalidFields, notFound, parseWith, type FieldError } from "./http";
 import { checkPublicJwk } from "./public-keys";
 import { named, route, type Ctx } from "./route";
@@ -365,8 +366,8 @@ export const userRoutes = [
             await audit(ctx, tx, patch.locked ? "user.locked" : "user.unlocked", current.id);
             if (patch.locked) await cutOffUser(tx, current.id, "user_locked");
           }
-          const staysAdmin = (patch.roles ?? current.roles).includes("admin") && !(patch.locked ?? current.locked);
-          if (current.roles.includes("admin") && !current.locked && !staysAdmin) await ensureAnotherAdmin(tx, current.id);
+          const staysAdmin = isActiveAdmin({ roles: patch.roles ?? current.roles, locked: patch.locked ?? current.locked });
+          if (isActiveAdmin(current) && !staysAdmin) await ensureAnotherAdmin(tx, current.id);
           return u!;
         });
         return userView(user, await domain(ctx));
@@ -388,7 +389,7 @@ export const userRoutes = [
       const id = ctx.params.userId!;
       const current = await load(ctx);
       await ctx.db.transaction(async (tx) => {
-        if (current.roles.includes("admin") && !current.locked) await ensureAnotherAdmin(tx, id);
+        if (isActiveAdmin(current)) await ensureAnotherAdmin(tx, id);
         await cutOffUser(tx, id, "user_deleted");
         if (!(await deleteUser(tx, id))) throw notFound("user");
         await audit(ctx, tx, "user.deleted", id);
