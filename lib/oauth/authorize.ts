@@ -15,7 +15,7 @@ import { decide, freshEnough } from "./authorize-decision";
 import { authorizeErrorPage } from "./authorize-pages";
 import { validateAuthorizeRequest } from "./authorize-request";
 import { OAuthError, ServerError } from "./errors";
-import { readAuthorizeParams } from "./params/authorize";
+import { canonicalResponseType, readAuthorizeParams } from "./params/authorize";
 import { deliverAuthorizationResponse, effectiveResponseMode } from "./response-modes";
 
 function redirect(location: string, cookies: string[]): Response {
@@ -58,7 +58,7 @@ export async function handleAuthorize(request: Request): Promise<Response> {
   if (!client.redirectUris.includes(v.redirect_uri)) return page("redirectUriMismatch");
 
   const redirectUri = v.redirect_uri;
-  const mode = effectiveResponseMode(v.response_mode, v.response_type && canonical(v.response_type));
+  const mode = effectiveResponseMode(v.response_mode, v.response_type && canonicalResponseType(v.response_type));
   const respond = (params: Record<string, string | undefined>, cookies: string[] = []) =>
     withCookies(deliverAuthorizationResponse({ redirectUri, mode, lang: locale, theme: settings.branding, texts }, params), cookies);
   const fail = (err: OAuthError, cookies: string[] = []) =>
@@ -121,11 +121,6 @@ export async function handleAuthorize(request: Request): Promise<Response> {
     log().error({ err }, "authorize failed");
     return fail(new ServerError("The server encountered an unexpected condition."));
   }
-}
-
-function canonical(responseType: string) {
-  const parts = responseType.split(" ").filter(Boolean).sort().join(" ");
-  return parts === "code" || parts === "id_token" || parts === "id_token token" ? parts : undefined;
 }
 
 function withCookies(response: Response, cookies: string[]): Response {
