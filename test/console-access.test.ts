@@ -233,3 +233,33 @@ describe("form conversion", () => {
   });
 
 });
+
+describe("console sign-out", () => {
+  it("ends the console's login session and records console.signed_out", async () => {
+    const { handleConsoleSignOut } = await import("@/lib/console/routes");
+    const { userAgentCookieName } = await import("@/lib/session/user-agent");
+    const b = await browserOf(admin);
+    const signOut = (csrf: string) =>
+      handleConsoleSignOut(
+        new Request(`${t.issuer}/ui/console/signout`, {
+          method: "POST",
+          headers: {
+            cookie: `${CONSOLE_COOKIE}=${encodeURIComponent(b.cookies.console)}; ${userAgentCookieName(t.issuer)}=${b.ua.cookie}`,
+            "user-agent": "console-signout-test",
+          },
+          body: new URLSearchParams({ csrf }),
+        }),
+      );
+
+    expect((await signOut("forged")).status).toBe(403);
+    expect((await consoleAccess(t.inst, b.cookies)).status).toBe("admin");
+
+    const res = await signOut(consoleCsrfToken(t.inst.masterKey, b.ua.id, b.session.id));
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`${t.issuer}/ui/console/signed-out`);
+    expect((await consoleAccess(t.inst, b.cookies)).status).toBe("none");
+    const audit = await (await t.api(`/management/v1/audit?action=console.signed_out&targetId=${admin.id}`)).json();
+    const event = audit.events.find((e: { details: { sessionId?: string } }) => e.details.sessionId === b.session.id);
+    expect(event).toMatchObject({ actorType: "user", actorId: admin.id, targetType: "user", userAgent: "console-signout-test" });
+  });
+});

@@ -1,8 +1,8 @@
 import { instance } from "@/lib/instance";
 import { clientAddress } from "@/lib/http/client-address";
 import { NO_STORE, seeOther } from "@/lib/http/responses";
+import { actorFor } from "@/lib/management/route";
 import { requestCookie } from "@/lib/session/cookies";
-import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit } from "@/lib/store/audit";
 import { endSessions } from "@/lib/store/sessions";
 import { CONSOLE_PATH } from "./client";
@@ -56,19 +56,17 @@ export async function handleConsoleSignOut(request: Request): Promise<Response> 
         headers: { "Content-Type": "text/plain; charset=utf-8", ...NO_STORE },
       });
     }
-    const ua = await userAgentOfRequest(inst.db, issuer, request);
-    if (ua) {
-      await inst.db.transaction(async (tx) => {
-        const ended = await endSessions(tx, ua.id, [access.sid]);
-        if (ended.length) {
-          await recordAudit(
-            tx,
-            { type: "user", id: access.user.id, ip: clientAddress(request), userAgent: request.headers.get("user-agent") },
-            { action: "console.signed_out", targetType: "user", targetId: access.user.id, details: { sessionId: access.sid } },
-          );
-        }
-      });
-    }
+    await inst.db.transaction(async (tx) => {
+      const ended = await endSessions(tx, access.userAgentId, [access.sid]);
+      if (ended.length) {
+        await recordAudit(tx, actorFor(request, access.user, clientAddress(request)), {
+          action: "console.signed_out",
+          targetType: "user",
+          targetId: access.user.id,
+          details: { sessionId: access.sid },
+        });
+      }
+    });
   }
   return seeOther(`${issuer}${CONSOLE_PATH}/signed-out`, [clearedConsoleCookie(issuer)]);
 }
