@@ -32,7 +32,7 @@ export function lines(value: string): string[] {
 }
 
 /** A whole number as a number; anything else is passed on as text for the API to refuse with its message. */
-export function numberOrText(value: string): number | string {
+function numberOrText(value: string): number | string {
   const v = value.trim();
   return /^-?\d+$/.test(v) ? Number(v) : v;
 }

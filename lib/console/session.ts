@@ -37,7 +37,7 @@ const secure = (issuer: string) => issuer.startsWith("https://");
  * Chromium withholds Strict cookies for the whole chain, so the console would send the browser
  * back to sign in forever. Mutations do not rest on SameSite: they need the CSRF token below.
  */
-export function consoleCookie(issuer: string, value: string, maxAge = SESSION_MAX_AGE): string {
+function consoleCookie(issuer: string, value: string, maxAge = SESSION_MAX_AGE): string {
   return serializeCookie(CONSOLE_COOKIE, value, { httpOnly: true, sameSite: "Lax", secure: secure(issuer), maxAge, path: CONSOLE_PATH });
 }
 
@@ -103,7 +103,7 @@ function unseal<T extends { exp: number }>(inst: Instance, value: string | undef
   }
 }
 
-export type CallbackResult =
+type CallbackResult =
   | { ok: true; returnTo: string; setCookies: string[] }
   | { ok: false; reason: "no_pending" | "state" | "denied" | "token"; error?: string };
 

@@ -6,7 +6,7 @@ import { problem, type Problem } from "@/lib/problem";
 import { addProblem, codedPattern } from "./http";
 import { named, route } from "./route";
 
-export const MAX_LOGO_BYTES = 512 * 1024;
+const MAX_LOGO_BYTES = 512 * 1024;
 const LOGO_TYPES = ["image/png", "image/jpeg", "image/svg+xml", "image/webp"] as const;
 
 const notType = (type: string) => problem("logo_content", `The image is not of the type ${type} it claims.`, { type });
@@ -89,7 +89,7 @@ const BrandingUpdate = named(
     .partial(),
 );
 
-export function brandingView(s: Settings, issuer: string): z.infer<typeof BrandingView> {
+function brandingView(s: Settings, issuer: string): z.infer<typeof BrandingView> {
   return {
     ...s.branding,
     logoUrl: s.logo ? `${issuer}${logoSrc(s)}` : null,

@@ -75,11 +75,11 @@ export const ClientCreate = named(
   }),
 );
 
-export const ClientPatch = named("ClientPatch", z.strictObject(clientFields).partial());
+const ClientPatch = named("ClientPatch", z.strictObject(clientFields).partial());
 
 const iso = z.iso.datetime();
 
-export const ClientView = named(
+const ClientView = named(
   "Client",
   z.object({
     clientId: z.string(),
@@ -113,7 +113,7 @@ const ClientSecret = named("ClientSecret", z.object({ clientId: z.string(), clie
 
 type View = z.infer<typeof ClientView>;
 
-export function clientView(c: Client): View {
+function clientView(c: Client): View {
   return {
     clientId: c.id,
     name: c.name,
@@ -143,7 +143,7 @@ type Registration = Pick<
  * Rules that span fields, checked on the whole registration (after a PATCH is merged), so that
  * no sequence of updates reaches a registration the protocol endpoints cannot honour.
  */
-export function registrationProblems(r: Registration): FieldError[] {
+function registrationProblems(r: Registration): FieldError[] {
   const problems: FieldError[] = [];
   const rt = new Set(r.responseTypes ?? []);
   const gt = new Set(r.grantTypes ?? []);

@@ -5,8 +5,6 @@ import { problem, type Problem } from "@/lib/problem";
 /** A refused field: its dotted path in the body or query (`redirectUris.0`), and why (lib/problem.ts). */
 export type FieldError = Problem & { path: string };
 
-export const fieldError = (path: string, p: Problem): FieldError => ({ path, ...p });
-
 /**
  * Every management API error: `{error, message, fields?}` with its status. Thrown anywhere in a
  * handler and rendered once by the router, so no handler can leak a stack trace.
@@ -91,7 +89,7 @@ function issueProblem(issue: z.core.$ZodIssue): Problem {
   }
 }
 
-export function issuesToFields(issues: readonly z.core.$ZodIssue[]): FieldError[] {
+function issuesToFields(issues: readonly z.core.$ZodIssue[]): FieldError[] {
   const fields: FieldError[] = [];
   for (const issue of issues) {
     const base = issue.path.map(String);

@@ -7,7 +7,7 @@ const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
 const RSA_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512"];
 const EC_ALGS: Record<string, string> = { "P-256": "ES256", "P-384": "ES384" };
 
-export type CheckedKey = { jwk: Record<string, unknown>; alg: string };
+type CheckedKey = { jwk: Record<string, unknown>; alg: string };
 
 /**
  * Checks that a JWK is a usable public signing key: RSA of at least 2048 bits or EC on P-256 /

@@ -16,7 +16,7 @@ const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
  *   `com.example.app:/callback`): this also keeps out `javascript:`, `data:`, `file:` and the like.
  * - No credentials in the authority and no whitespace, which only ever serve to confuse parsers.
  */
-export function redirectUriProblem(value: string): Problem | null {
+function redirectUriProblem(value: string): Problem | null {
   if (value.length > 2048) return problem("redirect_uri_too_long", "must be at most 2048 characters long");
   if (/[\s\u0000-\u001f\u007f]/.test(value)) return problem("redirect_uri_whitespace", "must not contain whitespace or control characters");
   if (value.includes("#")) return problem("redirect_uri_fragment", "must not contain a fragment (#)");

@@ -20,7 +20,7 @@ export type Ctx = {
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-export type RouteDef<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined> = {
+type RouteDef<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined> = {
   method: Method;
   /** Below /management/v1, with `{name}` path parameters. */
   path: string;

@@ -8,7 +8,7 @@ import { ApiError, errorResponse, jsonResponse, notFound, parseWith, readJsonBod
 import { openApiDocument } from "./openapi";
 import { actorFor, type AnyRoute, type Ctx } from "./route";
 
-export const MANAGEMENT_PREFIX = "/management/v1";
+const MANAGEMENT_PREFIX = "/management/v1";
 
 type Compiled = { route: AnyRoute; pattern: RegExp; names: string[] };
 

@@ -96,7 +96,7 @@ const MachineCreate = named(
     username,
   }),
 );
-export const UserCreate = z.discriminatedUnion("type", [HumanCreate, MachineCreate], {
+const UserCreate = z.discriminatedUnion("type", [HumanCreate, MachineCreate], {
   error: (issue) => (issue.code === "invalid_union" ? 'Must be "human" (the default) or "machine".' : undefined),
 });
 const HumanPatch = named("HumanUserPatch", z.strictObject(humanFields).partial());
@@ -186,7 +186,7 @@ const PasswordSet = named("PasswordSet", z.strictObject({ password: z.string() }
 
 const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function userView(u: User, primaryDomain: string): z.infer<typeof UserView> {
+function userView(u: User, primaryDomain: string): z.infer<typeof UserView> {
   const base = {
     id: u.id,
     username: u.username,

@@ -2,10 +2,10 @@
 
 import { useTranslations } from "next-intl";
 import { createContext, useActionState, useContext, useState } from "react";
-import type { ActionState } from "@/lib/console/state";
+import { INITIAL_STATE, type ActionState } from "@/lib/console/state";
 
 type Action = (prev: ActionState, form: FormData) => Promise<ActionState>;
-const Ctx = createContext<ActionState>({ seq: 0 });
+const Ctx = createContext<ActionState>(INITIAL_STATE);
 
 /**
  * A console form: posts to a server action with the CSRF token, shows the API's answer (a
@@ -33,7 +33,7 @@ export function ConsoleForm({
   encType?: "multipart/form-data";
   className?: string;
 }) {
-  const [state, formAction, pending] = useActionState(action, { seq: 0 });
+  const [state, formAction, pending] = useActionState(action, INITIAL_STATE);
   const t = useTranslations("console");
   const done = hideOnSuccess && state.ok;
   return (
@@ -231,7 +231,7 @@ export function Hidden({ name, value }: { name: string; value: string }) {
 }
 
 /** A secret shown once: copy button, and a download for key files. */
-export function SecretPanel({ label, value, filename }: { label: string; value: string; filename?: string }) {
+function SecretPanel({ label, value, filename }: { label: string; value: string; filename?: string }) {
   const t = useTranslations("console");
   return (
     <div className="secret-panel" role="region" aria-label={label}>

@@ -1,7 +1,7 @@
 "use client";
 
 import { useActionState, useRef } from "react";
-import type { ActionState } from "@/lib/console/state";
+import { INITIAL_STATE, type ActionState } from "@/lib/console/state";
 
 type Action = (prev: ActionState, form: FormData) => Promise<ActionState>;
 
@@ -25,7 +25,7 @@ export function FeatureToggle({
   savedLabel: string;
   saveLabel: string;
 }) {
-  const [state, formAction, pending] = useActionState(action, { seq: 0 });
+  const [state, formAction, pending] = useActionState(action, INITIAL_STATE);
   const form = useRef<HTMLFormElement>(null);
   const id = `feature-${feature}`;
   return (
