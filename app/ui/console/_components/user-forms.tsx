@@ -1,6 +1,8 @@
 import { getTranslations } from "next-intl/server";
 import { createUser, updateUser } from "@/lib/console/actions";
+import { ROLES } from "@/lib/store/users";
 import { Checkbox, Checks, ConsoleForm, Field, Hidden } from "./form";
+import { Badge } from "./ui";
 
 export type UserData = {
   id: string;
@@ -23,20 +25,34 @@ export type UserData = {
   description?: string | null;
 };
 
+/** The role check boxes, one per role in ROLES, so that a new role needs only its texts. */
+export async function RoleChecks({ defaultValues }: { defaultValues?: string[] }) {
+  const t = await getTranslations("console.users");
+  return (
+    <Checks
+      name="roles"
+      legend={t("roles")}
+      defaultValues={defaultValues}
+      options={ROLES.map((r) => ({ value: r, label: t(`role.${r}`), hint: t(`roleHint.${r}`) }))}
+    />
+  );
+}
+
+/** A badge per role of a user; a role this version does not know is shown by its name. */
+export async function RoleBadges({ roles }: { roles: string[] }) {
+  const t = await getTranslations("console.users");
+  const known = ROLES as readonly string[];
+  return roles.map((r) => (
+    <Badge key={r} tone="brand">
+      {known.includes(r) ? t(`role.${r}`) : r}
+    </Badge>
+  ));
+}
+
 /** Profile fields of a human or machine user by their API names; on create also password and roles. */
 export async function UserForm({ csrf, type, user }: { csrf: string; type: "human" | "machine"; user?: UserData }) {
   const t = await getTranslations("console.users");
   const create = !user;
-  const roles = (
-    <Checks
-      name="roles"
-      legend={t("roles")}
-      options={[
-        { value: "admin", label: t("roleAdmin"), hint: t("roleAdminHint") },
-        { value: "impersonation", label: t("roleImpersonation"), hint: t("roleImpersonationHint") },
-      ]}
-    />
-  );
   return (
     <ConsoleForm action={create ? createUser : updateUser} csrf={csrf} submitLabel={create ? t("create") : t("save")} hideOnSuccess={create}>
       <Hidden name="type" value={type} />
@@ -76,7 +92,7 @@ export async function UserForm({ csrf, type, user }: { csrf: string; type: "huma
           {create ? <Field name="password" type="password" label={t("initialPassword")} hint={t("initialPasswordHint")} autoComplete="new-password" /> : null}
         </>
       )}
-      {create ? roles : null}
+      {create ? <RoleChecks /> : null}
     </ConsoleForm>
   );
 }

@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
 import { CONSOLE_PATH } from "@/lib/console/client";
 import { apiGet, requireAdmin } from "@/lib/console/next";
-import type { UserData } from "../../_components/user-forms";
+import { RoleBadges, type UserData } from "../../_components/user-forms";
 import { Badge, DataTable, EmptyState, PageHeader, SearchForm } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
@@ -72,7 +72,7 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
                 </td>
                 <td>{t(`type.${u.type}`)}</td>
                 <td>
-                  {u.roles.length ? u.roles.map((r) => <Badge key={r} tone="brand">{r === "admin" ? t("roleAdmin") : t("roleImpersonation")}</Badge>) : <span className="muted">—</span>}
+                  {u.roles.length ? <RoleBadges roles={u.roles} /> : <span className="muted">—</span>}
                 </td>
                 <td>{u.locked ? <Badge tone="danger">{t("locked")}</Badge> : <Badge tone="ok">{t("active")}</Badge>}</td>
               </tr>

@@ -3,9 +3,9 @@ import { notFound } from "next/navigation";
 import { addMachineKey, createPat, deleteUser, removeMachineKey, revokePat, setUserAccess, setUserPassword } from "@/lib/console/actions";
 import { CONSOLE_PATH } from "@/lib/console/client";
 import { apiGet, requireAdmin } from "@/lib/console/next";
-import { Checks, ConsoleForm, Field, Hidden } from "../../../_components/form";
+import { ConsoleForm, Field, Hidden } from "../../../_components/form";
 import { Badge, DataTable, FormatDate, PageHeader, Section } from "../../../_components/ui";
-import { UserForm, type UserData } from "../../../_components/user-forms";
+import { RoleBadges, RoleChecks, UserForm, type UserData } from "../../../_components/user-forms";
 
 export const dynamic = "force-dynamic";
 
@@ -35,11 +35,7 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
             <code className="id">{user.loginName}</code>
             <Badge>{t(`type.${user.type}`)}</Badge>
             {user.locked ? <Badge tone="danger">{t("locked")}</Badge> : <Badge tone="ok">{t("active")}</Badge>}
-            {user.roles.map((r) => (
-              <Badge key={r} tone="brand">
-                {r === "admin" ? t("roleAdmin") : t("roleImpersonation")}
-              </Badge>
-            ))}
+            <RoleBadges roles={user.roles} />
           </span>
         }
       />
@@ -52,15 +48,7 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
             <ConsoleForm action={setUserAccess} csrf={admin.csrf} submitLabel={t("saveRoles")}>
               <Hidden name="userId" value={user.id} />
               <Hidden name="rolesForm" value="1" />
-              <Checks
-                name="roles"
-                legend={t("roles")}
-                defaultValues={user.roles}
-                options={[
-                  { value: "admin", label: t("roleAdmin"), hint: t("roleAdminHint") },
-                  { value: "impersonation", label: t("roleImpersonation"), hint: t("roleImpersonationHint") },
-                ]}
-              />
+              <RoleChecks defaultValues={user.roles} />
             </ConsoleForm>
             <hr className="divider" />
             <p className="hint">{user.locked ? t("lockedText") : t("unlockedText")}</p>
