@@ -2,7 +2,9 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/lib/db/client";
 import { purgeExpiredRows } from "@/lib/maintenance";
+import { AUTH_REQUEST_LIFETIME_SECONDS, createAuthRequest } from "@/lib/store/auth-requests";
 import { hitRateLimit } from "@/lib/store/rate-limit";
+import { createUserAgent } from "@/lib/store/sessions";
 import { startTestInstance, type TestInstance } from "./harness";
 
 let t: TestInstance;
@@ -26,6 +28,26 @@ describe("maintenance", () => {
     const keys = resultRows<{ key: string }>(await t.inst.db.execute(sql`SELECT key FROM rate_limit_counters`)).map((r) => r.key);
     expect(keys).toEqual(["live"]);
     expect(await count("used_jtis")).toBe(1);
+  });
+
+  it("purges authorization requests past their lifetime, keeping pending ones", async () => {
+    const now = new Date();
+    const ua = await createUserAgent(t.inst.db);
+    const request = {
+      userAgentId: ua.id,
+      clientId: "c",
+      redirectUri: "https://rp.example/cb",
+      responseType: "code",
+      responseMode: "query",
+      scopes: ["openid"],
+      locale: "en",
+    };
+    const expired = await createAuthRequest(t.inst.db, request, new Date(now.getTime() - AUTH_REQUEST_LIFETIME_SECONDS * 1000 - 1000));
+    const live = await createAuthRequest(t.inst.db, request, now);
+    await purgeExpiredRows(t.inst.db, now);
+    const hashes = resultRows<{ id_hash: string }>(await t.inst.db.execute(sql`SELECT id_hash FROM auth_requests`)).map((r) => r.id_hash);
+    expect(hashes).not.toContain(expired.row.idHash);
+    expect(hashes).toContain(live.row.idHash);
   });
 
   it("counts within one window and starts over in the next", async () => {
