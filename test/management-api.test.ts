@@ -172,7 +172,7 @@ describe("GET /management/v1/openapi.json", () => {
     expect(create.additionalProperties).toBe(false);
     expect(create.properties.authMethod.enum).toEqual(["client_secret_basic", "client_secret_post", "none", "private_key_jwt"]);
     const list = doc.paths["/users"].get;
-    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(["limit", "offset", "search", "type"]);
+    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(["limit", "offset", "search", "type", "ids"]);
     expect(doc.paths["/clients/{clientId}"].get.parameters[0]).toMatchObject({ name: "clientId", in: "path", required: true });
   });
 });

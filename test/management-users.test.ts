@@ -163,6 +163,18 @@ describe("human users", () => {
     expect(await fieldPaths(await get("/users?limit=0&offset=-1"))).toEqual(["limit", "offset"]);
   });
 
+  it("lists only the users named by ids, at most 50 of them", async () => {
+    const a = await (await post("/users", { username: "ids-a" })).json();
+    const b = await (await post("/users", { username: "ids-b" })).json();
+    await post("/users", { username: "ids-c" });
+    const res = await (await get(`/users?ids=${b.id},${a.id},unknown-id,${a.id}`)).json();
+    expect(res.total).toBe(2);
+    expect(res.users.map((u: { username: string }) => u.username)).toEqual(["ids-a", "ids-b"]);
+    const tooMany = Array.from({ length: 51 }, (_, i) => `id-${i}`).join(",");
+    expect(await fieldPaths(await get(`/users?ids=${tooMany}`))).toEqual(["ids"]);
+    expect(await fieldPaths(await get("/users?ids=,"))).toEqual(["ids"]);
+  });
+
   it("deletes a user, then answers 404", async () => {
     const u = await (await post("/users", { username: "gone", password: PASSWORD })).json();
     expect((await del(`/users/${u.id}`)).status).toBe(204);

@@ -142,6 +142,12 @@ const UserQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0),
   search: z.string().trim().max(200).optional().describe("Part of the username or email, case-insensitive."),
   type: z.enum(["human", "machine"]).optional(),
+  ids: z
+    .string()
+    .transform((s) => [...new Set(s.split(",").map((id) => id.trim()).filter(Boolean))])
+    .pipe(z.array(z.string().max(200)).min(1).max(50))
+    .optional()
+    .describe("Only these users: up to 50 ids, comma-separated (e.g. to name the actors of an audit page in one call)."),
 });
 
 const KeyCreate = named(

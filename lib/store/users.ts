@@ -1,4 +1,4 @@
-import { and, asc, count, eq, ilike, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, ilike, inArray, or, sql } from "drizzle-orm";
 import { machineKeys, passwordCredentials, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomId } from "@/lib/crypto";
@@ -80,7 +80,7 @@ export function loginNameOf(user: Pick<User, "username">, primaryDomain: string)
 
 export async function listUsers(
   db: Executor,
-  opts: { search?: string; limit: number; offset: number; type?: "human" | "machine" },
+  opts: { search?: string; limit: number; offset: number; type?: "human" | "machine"; ids?: string[] },
 ): Promise<{ users: User[]; total: number }> {
   const conds = [];
   if (opts.search) {
@@ -88,6 +88,7 @@ export async function listUsers(
     conds.push(or(ilike(users.username, pattern), ilike(users.email, pattern)));
   }
   if (opts.type) conds.push(eq(users.type, opts.type));
+  if (opts.ids) conds.push(inArray(users.id, opts.ids));
   const where = conds.length ? and(...conds) : undefined;
   const [rows, [total]] = await Promise.all([
     db.select().from(users).where(where).orderBy(asc(users.username)).limit(opts.limit).offset(opts.offset),

@@ -46,11 +46,10 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const events = r.ok ? r.data.events : [];
   // Names for the user ids on this page (a page holds few distinct actors).
   const ids = [...new Set(events.filter((e) => e.actorType === "user" && e.actorId).map((e) => e.actorId!))].slice(0, 50);
-  const names = new Map(
-    (await Promise.all(ids.map(async (id) => [id, (await apiGet<{ username: string }>(admin.user, `/users/${encodeURIComponent(id)}`))?.username] as const))).filter(
-      (x): x is readonly [string, string] => !!x[1],
-    ),
-  );
+  const named = ids.length
+    ? await apiGet<{ users: { id: string; username: string }[] }>(admin.user, `/users?${new URLSearchParams({ ids: ids.join(","), limit: "50" })}`)
+    : null;
+  const names = new Map((named?.users ?? []).map((u) => [u.id, u.username]));
   const total = r.ok ? r.data.total : 0;
   const link = (o: number) => {
     const p = new URLSearchParams();
