@@ -167,3 +167,32 @@ describe("sessions", () => {
     }
   });
 });
+
+describe("registration rules", () => {
+  const policy = { minLength: 10, requireUppercase: false, requireLowercase: false, requireNumber: false, requireSymbol: false };
+  const valid = { username: "grace", email: "grace@example.com", givenName: "Grace", familyName: "Hopper", password: "long enough pw", passwordConfirmation: "long enough pw" };
+  const keys = async (patch: Partial<typeof valid>) => {
+    const { validateRegistration } = await import("@/lib/login/register");
+    return validateRegistration({ ...valid, ...patch }, policy).map((e) => `${e.field}:${e.key}`);
+  };
+
+  it("accepts the usernames the management API accepts, within 2 to 64 characters", async () => {
+    expect(await keys({})).toEqual([]);
+    expect(await keys({ username: "zoë.müller+x@y" })).toEqual([]);
+    expect(await keys({ username: "a" })).toEqual(["username:usernameInvalid"]);
+    expect(await keys({ username: "a".repeat(65) })).toEqual(["username:usernameInvalid"]);
+    expect(await keys({ username: "has space" })).toEqual(["username:usernameInvalid"]);
+    expect(await keys({ email: "not-an-email" })).toEqual(["email:emailInvalid"]);
+  });
+
+  it("refuses names that are too long and reports missing fields", async () => {
+    expect(await keys({ givenName: "x".repeat(201) })).toEqual(["givenName:tooLong"]);
+    expect(await keys({ familyName: "x".repeat(200) })).toEqual([]);
+    expect(await keys({ username: "", email: "", givenName: "", familyName: "" })).toEqual([
+      "username:usernameRequired",
+      "email:emailRequired",
+      "givenName:givenNameRequired",
+      "familyName:familyNameRequired",
+    ]);
+  });
+});

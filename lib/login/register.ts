@@ -1,7 +1,9 @@
+import type { ZodType } from "zod";
 import type { PasswordPolicy } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { checkPasswordPolicy, type PolicyViolation } from "@/lib/passwords";
 import { DuplicateUsername, insertUser, type User } from "@/lib/store/users";
+import { email, personName, registeredUsername } from "@/lib/users/fields";
 
 export type RegistrationInput = {
   username: string;
@@ -15,19 +17,18 @@ export type RegistrationInput = {
 /** A field and the message key that explains what is wrong with it. */
 export type RegistrationError = { field: keyof RegistrationInput; key: string; violations?: PolicyViolation[] };
 
-const USERNAME = /^[A-Za-z0-9._+@-]{2,64}$/;
-const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/;
-
 export function validateRegistration(input: RegistrationInput, policy: PasswordPolicy): RegistrationError[] {
   const errors: RegistrationError[] = [];
-  if (!input.username) errors.push({ field: "username", key: "usernameRequired" });
-  else if (!USERNAME.test(input.username)) errors.push({ field: "username", key: "usernameInvalid" });
-  if (!input.email) errors.push({ field: "email", key: "emailRequired" });
-  else if (input.email.length > 254 || !EMAIL.test(input.email)) errors.push({ field: "email", key: "emailInvalid" });
-  if (!input.givenName) errors.push({ field: "givenName", key: "givenNameRequired" });
-  else if (input.givenName.length > 100) errors.push({ field: "givenName", key: "tooLong" });
-  if (!input.familyName) errors.push({ field: "familyName", key: "familyNameRequired" });
-  else if (input.familyName.length > 100) errors.push({ field: "familyName", key: "tooLong" });
+  // The sign-up page states each rule in its message, so any refusal of a field gets that one key;
+  // a name can only be refused for its length.
+  const check = (field: "username" | "email" | "givenName" | "familyName", schema: ZodType, required: string, invalid: string) => {
+    if (!input[field]) errors.push({ field, key: required });
+    else if (!schema.safeParse(input[field]).success) errors.push({ field, key: invalid });
+  };
+  check("username", registeredUsername, "usernameRequired", "usernameInvalid");
+  check("email", email, "emailRequired", "emailInvalid");
+  check("givenName", personName, "givenNameRequired", "tooLong");
+  check("familyName", personName, "familyNameRequired", "tooLong");
   const violations = checkPasswordPolicy(input.password, policy);
   if (violations.length) errors.push({ field: "password", key: "passwordPolicy", violations });
   else if (input.password !== input.passwordConfirmation) errors.push({ field: "passwordConfirmation", key: "passwordMismatch" });

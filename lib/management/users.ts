@@ -26,6 +26,7 @@ import type { Executor } from "@/lib/db/client";
 import { cutOffUser } from "@/lib/store/cut-off";
 import { and, eq, ne, sql } from "drizzle-orm";
 import { users as usersTable } from "@/db/schema";
+import { email, personName, username } from "@/lib/users/fields";
 import { isActiveAdmin } from "./auth";
 import { codedPattern, conflict, invalid, invalidFields, notFound, parseWith, type FieldError } from "./http";
 import { checkPublicJwk } from "./public-keys";
@@ -33,12 +34,6 @@ import { named, route, type Ctx } from "./route";
 
 // ---- schemas ----
 
-const username = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  .regex(codedPattern(/^[\p{L}\p{N}._@+-]+$/u, "username_characters"), "Only letters, digits and . _ @ + - are allowed.");
 const text = (max = 200) => z.string().trim().max(max);
 const locale = z.string().regex(codedPattern(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, "language_tag"), "Must be a language tag such as en or de-CH.");
 const phone = z
@@ -59,10 +54,10 @@ const futureDate = z.iso
 
 const humanFields = {
   username,
-  email: z.email().max(320).nullable(),
+  email: email.nullable(),
   emailVerified: z.boolean(),
-  givenName: text().nullable(),
-  familyName: text().nullable(),
+  givenName: personName.nullable(),
+  familyName: personName.nullable(),
   nickname: text().nullable(),
   locale: locale.nullable(),
   phone: phone.nullable(),
