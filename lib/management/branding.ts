@@ -2,8 +2,8 @@ import { z } from "zod";
 import { logoSrc } from "@/lib/logo";
 import { recordAudit } from "@/lib/store/audit";
 import { mutateSettings, readSettings, writeSettings, type Settings } from "@/lib/store/settings";
-import { problem, type Problem } from "@/lib/problem";
-import { addProblem, codedPattern } from "./http";
+import { codedPattern, problem, type Problem } from "@/lib/problem";
+import { addProblem } from "./http";
 import { named, route } from "./route";
 
 const MAX_LOGO_BYTES = 512 * 1024;

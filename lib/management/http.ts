@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { NO_STORE } from "@/lib/http/responses";
-import { problem, type Problem } from "@/lib/problem";
+import { patternCode, problem, type Problem } from "@/lib/problem";
 
 /** A refused field: its dotted path in the body or query (`redirectUris.0`), and why (lib/problem.ts). */
 export type FieldError = Problem & { path: string };
@@ -47,18 +47,6 @@ export function errorResponse(err: ApiError): Response {
   return jsonResponse(err.toJSON(), err.status, err.headers);
 }
 
-/**
- * Codes of the string patterns the schemas declare with `codedPattern()`: a regex issue carries
- * only the pattern, so its code is looked up by it.
- */
-const PATTERN_CODES = new Map<string, string>();
-
-/** `re`, registered so that a string refused by `.regex(re, message)` reports `code`. */
-export function codedPattern(re: RegExp, code: string): RegExp {
-  PATTERN_CODES.set(String(re), code);
-  return re;
-}
-
 /** The code and params of a zod issue: zod's own checks by kind, custom ones by their `params.code`. */
 function issueProblem(issue: z.core.$ZodIssue): Problem {
   const p = (code: string, params?: Problem["params"]) => problem(code, issue.message, params);
@@ -78,7 +66,7 @@ function issueProblem(issue: z.core.$ZodIssue): Problem {
     case "invalid_type":
       return issue.expected === "number" || issue.expected === "int" ? p("not_a_number") : p("invalid_type", { expected: issue.expected });
     case "invalid_format":
-      if (issue.format === "regex") return p(PATTERN_CODES.get(issue.pattern ?? "") ?? "invalid_format");
+      if (issue.format === "regex") return p(patternCode(issue.pattern ?? "") ?? "invalid_format");
       return p(issue.format === "email" ? "email" : "invalid_format", { format: issue.format });
     case "invalid_value":
       return p("invalid_value", { values: issue.values.map(String).join(", ") });

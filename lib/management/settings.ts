@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { recordAudit } from "@/lib/store/audit";
 import { mutateSettings, readSettings, SUPPORTED_LOCALES, writeSettings, type Settings } from "@/lib/store/settings";
-import { codedPattern, invalidFields } from "./http";
+import { codedPattern } from "@/lib/problem";
+import { invalidFields } from "./http";
 import { named, route } from "./route";
 
 const DAY = 86_400;

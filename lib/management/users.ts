@@ -28,7 +28,8 @@ import { and, eq, ne, sql } from "drizzle-orm";
 import { users as usersTable } from "@/db/schema";
 import { email, personName, username } from "@/lib/users/fields";
 import { isActiveAdmin } from "./auth";
-import { codedPattern, conflict, invalid, invalidFields, notFound, parseWith, type FieldError } from "./http";
+import { codedPattern } from "@/lib/problem";
+import { conflict, invalid, invalidFields, notFound, parseWith, type FieldError } from "./http";
 import { checkPublicJwk } from "./public-keys";
 import { named, route, type Ctx } from "./route";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { codedPattern } from "@/lib/management/http";
+import { codedPattern } from "@/lib/problem";
 
 /**
  * The rules for a user's fields, shared by the management API and self-registration so that a
