@@ -25,10 +25,13 @@ function lockoutName(loginName: string, primaryDomain: string): string {
   return primaryDomain && name.endsWith(suffix) ? name.slice(0, -suffix.length) : name;
 }
 
-function keys(loginName: string, primaryDomain: string, address: string) {
+/** Who tries to sign in: the name as typed, the instance's primary domain, the client address. */
+export type Attempt = { loginName: string; primaryDomain: string; address: string };
+
+function keys(a: Attempt) {
   return {
-    name: `lockout:name:${sha256(lockoutName(loginName, primaryDomain))}`,
-    address: `lockout:addr:${address}`,
+    name: `lockout:name:${sha256(lockoutName(a.loginName, a.primaryDomain))}`,
+    address: `lockout:addr:${a.address}`,
   };
 }
 
@@ -47,15 +50,8 @@ async function failures(db: Executor, key: string, start: Date): Promise<number>
 
 export type LockoutState = { locked: false } | { locked: true; retryAfterSeconds: number };
 
-export async function lockoutState(
-  db: Executor,
-  policy: LockoutPolicy,
-  loginName: string,
-  primaryDomain: string,
-  address: string,
-  now = new Date(),
-): Promise<LockoutState> {
-  const k = keys(loginName, primaryDomain, address);
+export async function lockoutState(db: Executor, policy: LockoutPolicy, attempt: Attempt, now = new Date()): Promise<LockoutState> {
+  const k = keys(attempt);
   const start = windowStart(now, policy.windowSeconds);
   const [byName, byAddress] = await Promise.all([failures(db, k.name, start), failures(db, k.address, start)]);
   if (byName >= policy.maxFailures || byAddress >= policy.maxFailures * ADDRESS_FACTOR) {
@@ -64,15 +60,8 @@ export async function lockoutState(
   return { locked: false };
 }
 
-export async function recordFailure(
-  db: Executor,
-  policy: LockoutPolicy,
-  loginName: string,
-  primaryDomain: string,
-  address: string,
-  now = new Date(),
-): Promise<void> {
-  const k = keys(loginName, primaryDomain, address);
+export async function recordFailure(db: Executor, policy: LockoutPolicy, attempt: Attempt, now = new Date()): Promise<void> {
+  const k = keys(attempt);
   await hitRateLimit(db, k.name, policy.maxFailures, policy.windowSeconds, now);
   await hitRateLimit(db, k.address, policy.maxFailures * ADDRESS_FACTOR, policy.windowSeconds, now);
 }

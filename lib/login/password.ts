@@ -18,14 +18,14 @@ export async function checkPassword(
   db: Executor,
   opts: { loginName: string; password: string; address: string; policy: LockoutPolicy; primaryDomain: string },
 ): Promise<PasswordCheck> {
-  const lock = await lockoutState(db, opts.policy, opts.loginName, opts.primaryDomain, opts.address);
+  const lock = await lockoutState(db, opts.policy, opts);
   if (lock.locked) return { ok: false, reason: "lockedOut", retryAfterSeconds: lock.retryAfterSeconds };
 
   const user = opts.loginName.length <= 320 ? await findUserByLoginName(db, opts.loginName, opts.primaryDomain) : undefined;
   const hash = user && user.type === "human" ? await getPasswordHash(db, user.id) : undefined;
   const valid = await verifyPassword(hash ?? (await dummyPasswordHash()), opts.password.slice(0, 1024));
   if (!valid || !hash || !user) {
-    await recordFailure(db, opts.policy, opts.loginName, opts.primaryDomain, opts.address);
+    await recordFailure(db, opts.policy, opts);
     return { ok: false, reason: "invalid" };
   }
   // Only someone who knows the password learns that the account is locked.
