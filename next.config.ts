@@ -8,7 +8,7 @@ const common = Object.entries(commonSecurityHeaders(issuer)).map(([key, value]) 
 
 const nextConfig: NextConfig = {
   // Native or WASM packages, and the ones that must be shared with server.ts, stay out of the bundle.
-  serverExternalPackages: ["@electric-sql/pglite", "@node-rs/argon2", "pg", "pino"],
+  serverExternalPackages: ["@torii/core", "@electric-sql/pglite", "@node-rs/argon2", "pg", "pino"],
   poweredByHeader: false,
   typedRoutes: false,
   // Separate build folders let several builds (CI, benchmarks, a developer) coexist.
@@ -32,4 +32,4 @@ const nextConfig: NextConfig = {
   },
 };
 
-export default createNextIntlPlugin("./lib/i18n/request.ts")(nextConfig);
+export default createNextIntlPlugin("./app/_server/i18n-request.ts")(nextConfig);

@@ -5,15 +5,16 @@
 import fs from "node:fs";
 import path from "node:path";
 import next from "next";
-import { config, ConfigError } from "@/lib/config";
-import { MasterKeyMismatchError } from "@/lib/bootstrap";
-import { instance, stopInstance } from "@/lib/instance";
-import { createToriiServer } from "@/lib/server/create-server";
+import { loadConfig, ConfigError } from "@torii/core/config";
+import { MasterKeyMismatchError } from "@torii/core/bootstrap";
+import { createTorii } from "@torii/core/engine";
+import { adoptEngine, closeTorii } from "@torii/core/runtime";
+import { createToriiServer } from "@torii/core/server/create-server";
 
 async function main() {
   let cfg;
   try {
-    cfg = config();
+    cfg = loadConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -24,7 +25,7 @@ async function main() {
 
   let inst;
   try {
-    inst = await instance();
+    inst = await createTorii(cfg);
   } catch (err) {
     if (err instanceof MasterKeyMismatchError || (err instanceof Error && err.message.startsWith("Configuration error"))) {
       console.error(err.message);
@@ -34,10 +35,14 @@ async function main() {
     process.exit(1);
   }
 
+  // Next's route modules import the same compiled core (node_modules/@torii/core), so they find
+  // this engine through the runtime module instead of creating a second one.
+  adoptEngine(inst);
+
   const app = next({ dev: false, dir: process.cwd(), hostname: cfg.hostname, port: cfg.port });
   await app.prepare();
   const handle = app.getRequestHandler();
-  const server = createToriiServer(cfg, (req, res) => handle(req, res));
+  const server = createToriiServer(inst, (req, res) => handle(req, res));
   server.keepAliveTimeout = 65_000;
 
   server.on("error", (err: NodeJS.ErrnoException) => {
@@ -76,7 +81,7 @@ async function main() {
   const shutdown = () => {
     server.close();
     server.closeIdleConnections();
-    stopInstance().finally(() => process.exit(0));
+    closeTorii().finally(() => process.exit(0));
     setTimeout(() => process.exit(0), 5000).unref();
   };
   process.on("SIGTERM", shutdown);

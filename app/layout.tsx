@@ -2,10 +2,10 @@ import type { Metadata } from "next";
 import { NextIntlClientProvider } from "next-intl";
 import { getLocale } from "next-intl/server";
 import { connection } from "next/server";
-import { instance } from "@/lib/instance";
-import { brandingVariables } from "@/lib/login/branding";
-import { getSettings } from "@/lib/store/settings";
-import { DEFAULT_BRANDING } from "@/lib/store/settings";
+import { torii } from "@torii/core/runtime";
+import { brandingVariables } from "@torii/core/login/branding";
+import { getSettings } from "@torii/core/store/settings";
+import { DEFAULT_BRANDING } from "@torii/core/store/settings";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -14,10 +14,10 @@ export const metadata: Metadata = {
   robots: { index: false, follow: false },
 };
 
-/** Instance branding for every page; the defaults when the database cannot be read. */
+/** Engine branding for every page; the defaults when the database cannot be read. */
 async function branding() {
   try {
-    return (await getSettings((await instance()).db)).branding;
+    return (await getSettings(await torii())).branding;
   } catch {
     return DEFAULT_BRANDING;
   }

@@ -1,11 +1,11 @@
 import { getTranslations } from "next-intl/server";
-import { config } from "@/lib/config";
+import { torii } from "@torii/core/runtime";
 
 export const dynamic = "force-dynamic";
 
 export default async function Home() {
   const t = await getTranslations("home");
-  const issuer = config().issuer;
+  const { issuer } = await torii();
   return (
     <main className="center-page">
       <div className="card">

@@ -105,16 +105,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-const CONFIG = Symbol.for("torii.config");
-type G = typeof globalThis & { [CONFIG]?: Config };
-
-/** The process configuration; parsed on first use and shared by every bundle copy of this module. */
-export function config(): Config {
-  const g = globalThis as G;
-  return (g[CONFIG] ??= parseConfig(process.env));
-}
-
-/** Tests and the CLI replace the configuration explicitly instead of mutating process.env. */
-export function setConfig(c: Config): void {
-  (globalThis as G)[CONFIG] = c;
+/** The configuration of this process's environment (`parseConfig` of `process.env` by default). */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  return parseConfig(env);
 }

@@ -1,14 +1,13 @@
 import pino from "pino";
 
-const LOGGER = Symbol.for("torii.logger");
-type G = typeof globalThis & { [LOGGER]?: pino.Logger };
+export type Logger = pino.Logger;
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
-/** Structured JSON logs on stdout (one logger per process, shared by both bundle copies). */
-export function log(): pino.Logger {
-  const g = globalThis as G;
-  return (g[LOGGER] ??= pino({
-    level: process.env.IDP_LOG_LEVEL ?? "info",
+/** Structured JSON logs on stdout; the engine owns one (lib/engine.ts). */
+export function createLogger(level: LogLevel): Logger {
+  return pino({
+    level,
     base: { service: "torii" },
     redact: ["password", "clientSecret", "token", "*.password", "*.clientSecret"],
-  }));
+  });
 }

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 const SOURCES = ["app", "lib", "db", "messages", "server.ts", "next.config.ts", "package.json", "package-lock.json", "tsconfig.json"];
-const OUTPUTS = [`${process.env.NEXT_DIST_DIR ?? ".next"}/BUILD_ID`, "dist/server.mjs"];
+const OUTPUTS = [`${process.env.NEXT_DIST_DIR ?? ".next"}/BUILD_ID`, "dist/server.mjs", "node_modules/@torii/core/package.json"];
 
 function newest(p) {
   if (!fs.existsSync(p)) return 0;

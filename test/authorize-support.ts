@@ -54,15 +54,15 @@ export class Browser {
 
   async authorize(params: Record<string, string>, extra: Record<string, string> = {}): Promise<Response> {
     const qs = new URLSearchParams(params).toString();
-    return this.store(await handleAuthorize(this.request(`/oauth/v2/authorize?${qs}`, { headers: extra })));
+    return this.store(await handleAuthorize(this.t.inst, this.request(`/oauth/v2/authorize?${qs}`, { headers: extra })));
   }
 
   async authorizeRaw(query: string, init: RequestInit = {}): Promise<Response> {
-    return this.store(await handleAuthorize(this.request(`/oauth/v2/authorize${query}`, init)));
+    return this.store(await handleAuthorize(this.t.inst, this.request(`/oauth/v2/authorize${query}`, init)));
   }
 
   async callback(location: string): Promise<Response> {
-    return this.store(await handleAuthorizeCallback(this.request(location)));
+    return this.store(await handleAuthorizeCallback(this.t.inst, this.request(location)));
   }
 
   async csrf(authRequest: string): Promise<string> {
@@ -81,6 +81,7 @@ export class Browser {
     const body = new URLSearchParams({ authRequest, ...(csrf === null ? {} : { csrf }), ...fields });
     return this.store(
       await handler(
+        this.t.inst,
         this.request(`/ui/login/submit/${step}`, {
           method: "POST",
           body: body.toString(),

@@ -101,9 +101,9 @@ describe("console sign-in", () => {
     expect(url.searchParams.get("code_challenge_method")).toBe("S256");
     expect(url.searchParams.get("redirect_uri")).toBe(`${t.issuer}/ui/console/callback`);
     expect(setCookie).toMatch(/HttpOnly/);
-    const client = await getClient(t.inst.db, CONSOLE_CLIENT_ID);
+    const client = await getClient(t.inst, CONSOLE_CLIENT_ID);
     expect(client).toMatchObject({ authMethod: "none", redirectUris: [`${t.issuer}/ui/console/callback`] });
-    await ensureConsoleClient(t.inst.db, t.issuer);
+    await ensureConsoleClient(t.inst);
   });
 
   it("refuses a callback without the pending sign-in of this browser or with another state", async () => {
@@ -128,17 +128,17 @@ describe("dispatchManagement: the console's path into the management API", () =>
   it("runs the API's own routes, validation and audit for an administrator", async () => {
     const req = (method: string, path: string, body?: unknown) =>
       new Request(`${t.issuer}/management/v1${path}`, { method, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
-    const bad = await dispatchManagement(req("POST", "/clients", { name: "" }), admin);
+    const bad = await dispatchManagement(t.inst, req("POST", "/clients", { name: "" }), admin);
     expect(bad.status).toBe(400);
     expect((await bad.json()).fields[0].path).toBe("name");
-    const ok = await dispatchManagement(req("POST", "/clients", { name: "Via console", redirectUris: ["https://a.example/cb"] }), admin);
+    const ok = await dispatchManagement(t.inst, req("POST", "/clients", { name: "Via console", redirectUris: ["https://a.example/cb"] }), admin);
     expect(ok.status).toBe(201);
     const audit = await (await t.api("/management/v1/audit?action=client.created")).json();
     expect(audit.events[0].actorId).toBe(admin.id);
   });
 
   it("refuses a user without the admin role", async () => {
-    const res = await dispatchManagement(new Request(`${t.issuer}/management/v1/clients`), plain);
+    const res = await dispatchManagement(t.inst, new Request(`${t.issuer}/management/v1/clients`), plain);
     expect(res.status).toBe(403);
   });
 });
@@ -241,6 +241,7 @@ describe("console sign-out", () => {
     const b = await browserOf(admin);
     const signOut = (csrf: string) =>
       handleConsoleSignOut(
+        t.inst,
         new Request(`${t.issuer}/ui/console/signout`, {
           method: "POST",
           headers: {

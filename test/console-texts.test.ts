@@ -34,17 +34,17 @@ describe("login text overrides (management API /texts/{locale})", () => {
     let res = await put("/texts/en", { texts: { "login.loginName.title": "Welcome to ACME" } });
     expect(res.status).toBe(200);
     expect(entry((await res.json()) as Texts, "login.loginName.title")?.override).toBe("Welcome to ACME");
-    const overrides = await cachedOverrides(t.inst.db, "en");
+    const overrides = await cachedOverrides(t.inst, "en");
     expect(overrides).toEqual({ "login.loginName.title": "Welcome to ACME" });
     const merged = applyOverrides(en, overrides);
     expect(merged.login.loginName.title).toBe("Welcome to ACME");
     // The catalog itself is untouched, and other locales are not affected.
     expect(en.login.loginName.title).not.toBe("Welcome to ACME");
-    expect(await cachedOverrides(t.inst.db, "fr")).toEqual({});
+    expect(await cachedOverrides(t.inst, "fr")).toEqual({});
 
     res = await put("/texts/en", { texts: { "login.loginName.title": null } });
     expect(entry((await res.json()) as Texts, "login.loginName.title")?.override).toBeNull();
-    expect(await cachedOverrides(t.inst.db, "en")).toEqual({});
+    expect(await cachedOverrides(t.inst, "en")).toEqual({});
   });
 
   it("refuses unknown keys, empty texts and arguments the default does not have, with field paths", async () => {
@@ -58,7 +58,7 @@ describe("login text overrides (management API /texts/{locale})", () => {
     );
     expect(fields.find((f) => f.path === "texts.login.continueTo")?.message).toContain("{client}");
     // Nothing was written.
-    expect(await cachedOverrides(t.inst.db, "en")).toEqual({});
+    expect(await cachedOverrides(t.inst, "en")).toEqual({});
   });
 
   it("accepts the default's own arguments and records an audit event", async () => {

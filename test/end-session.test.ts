@@ -66,7 +66,7 @@ async function endSession(b: Browser, params: Record<string, string>, method: "G
     method === "GET"
       ? b.request(`/oidc/v1/end_session?${qs}`)
       : b.request("/oidc/v1/end_session", { method: "POST", body: qs, headers: { "content-type": "application/x-www-form-urlencoded" } });
-  return handleEndSession(req);
+  return handleEndSession(t.inst, req);
 }
 
 async function uaId(b: Browser): Promise<string> {
@@ -82,7 +82,7 @@ async function confirm(b: Browser, location: string, o: { csrf?: string | null; 
   const sealed = new URL(location).searchParams.get("request")!;
   const csrf = o.csrf === undefined ? logoutCsrf(t.inst.masterKey, await uaId(b), sealed) : o.csrf;
   const body = new URLSearchParams({ request: sealed, ...(csrf === null ? {} : { csrf }) });
-  return handleLogoutConfirm(
+  return handleLogoutConfirm(t.inst, 
     b.request("/ui/logout/confirm", { method: "POST", body: body.toString(), headers: { "content-type": "application/x-www-form-urlencoded", origin: o.origin ?? t.baseUrl } }),
   );
 }
@@ -249,7 +249,7 @@ describe("end_session errors: an error page, nothing ends, no redirect", () => {
 
   it("a repeated parameter", async () => {
     const { r, b, s } = await setup();
-    const res = await handleEndSession(b.request(`/oidc/v1/end_session?state=a&state=b&id_token_hint=${s.idToken}`));
+    const res = await handleEndSession(t.inst, b.request(`/oidc/v1/end_session?state=a&state=b&id_token_hint=${s.idToken}`));
     expect(loc(res)).toBe(errorUrl("badRequest"));
     await expectStillSignedIn(b, r, s);
   });
@@ -313,7 +313,7 @@ describe("requests not tied to a client ask the user first", () => {
     // Another browser cannot use this browser's pending logout.
     const other = new Browser(t);
     await signIn(other, r, await makeUser(t, uniq("quin"), PASSWORD));
-    const stolen = await handleLogoutConfirm(
+    const stolen = await handleLogoutConfirm(t.inst, 
       other.request("/ui/logout/confirm", {
         method: "POST",
         body: new URLSearchParams({ request: sealed, csrf: logoutCsrf(t.inst.masterKey, await uaId(b), sealed) }).toString(),
@@ -358,7 +358,7 @@ describe("other end_session behaviour", () => {
   });
 
   it("other methods: 405", async () => {
-    expect((await handleEndSession(new Request(t.baseUrl + "/oidc/v1/end_session", { method: "PUT" }))).status).toBe(405);
+    expect((await handleEndSession(t.inst, new Request(t.baseUrl + "/oidc/v1/end_session", { method: "PUT" }))).status).toBe(405);
   });
 });
 

@@ -4,9 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
-import { parseConfig, setConfig, type Config } from "@/lib/config";
+import { parseConfig, type Config } from "@/lib/config";
 import { randomToken } from "@/lib/crypto";
-import { instance, stopInstance, type Instance } from "@/lib/instance";
+import { createTorii, type Engine } from "@/lib/engine";
 import { createToriiServer } from "@/lib/server/create-server";
 
 /**
@@ -16,7 +16,7 @@ import { createToriiServer } from "@/lib/server/create-server";
 export const TEST_DB: "pglite" | "pg" = process.env.TORII_TEST_DB === "pg" ? "pg" : "pglite";
 
 export type TestInstance = {
-  inst: Instance;
+  inst: Engine;
   baseUrl: string;
   issuer: string;
   adminPat: string;
@@ -73,9 +73,8 @@ export async function startTestInstance(env: Record<string, string> = {}): Promi
     }),
     inMemory: !database,
   };
-  setConfig(config);
-  const inst = await instance();
-  const server = createToriiServer(config);
+  const inst = await createTorii(config);
+  const server = createToriiServer(inst);
   handler = (req, res) => server.emit("request", req, res);
 
   return {
@@ -97,7 +96,7 @@ export async function startTestInstance(env: Record<string, string> = {}): Promi
     async close() {
       await new Promise<void>((r) => listener.close(() => r()));
       listener.closeAllConnections();
-      await stopInstance();
+      await inst.close();
       await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

@@ -13,7 +13,7 @@ let t: TestInstance;
 let domain: string;
 beforeAll(async () => {
   t = await startTestInstance();
-  domain = (await getSettings(t.inst.db)).primaryDomain;
+  domain = (await getSettings(t.inst)).primaryDomain;
 });
 afterAll(() => t.close());
 

@@ -35,8 +35,8 @@ describe("GET /oauth/v2/keys", () => {
   });
 
   it("rate limits per client address with 429 and Retry-After, counting in the database", async () => {
-    const s = await getSettings(t.inst.db);
-    await updateSettings(t.inst.db, { rateLimits: { ...s.rateLimits, jwksPerMinute: 3 } });
+    const s = await getSettings(t.inst);
+    await updateSettings(t.inst, { rateLimits: { ...s.rateLimits, jwksPerMinute: 3 } });
     await t.inst.db.execute(sql`DELETE FROM rate_limit_counters`);
     const statuses: number[] = [];
     let last: Response | undefined;
@@ -55,6 +55,6 @@ describe("GET /oauth/v2/keys", () => {
     // Another address has its own budget (the server sets the address; a client header cannot spoof it).
     const spoofed = await fetch(t.baseUrl + "/oauth/v2/keys", { headers: { "x-torii-client-address": "10.9.9.9" } });
     expect(spoofed.status).toBe(429);
-    await updateSettings(t.inst.db, { rateLimits: { ...s.rateLimits } });
+    await updateSettings(t.inst, { rateLimits: { ...s.rateLimits } });
   });
 });

@@ -57,7 +57,7 @@ describe("password step", () => {
 
   it("counts a name with and without @<primaryDomain> as one name", async () => {
     await makeUser(t, "grace");
-    const { primaryDomain } = await getSettings(t.inst.db);
+    const { primaryDomain } = await getSettings(t.inst);
     const b = new Browser(t);
     b.headers["x-torii-client-address"] = "10.9.8.1";
     // Three failures as "grace" and two as "grace@<domain>": five in all, the default maximum.
@@ -73,7 +73,7 @@ describe("password step", () => {
   });
 
   it("locks an address out after many failures across names", async () => {
-    await updateSettings(t.inst.db, { lockoutPolicy: { maxFailures: 2, windowSeconds: 900 } });
+    await updateSettings(t.inst, { lockoutPolicy: { maxFailures: 2, windowSeconds: 900 } });
     try {
       const b = new Browser(t);
       b.headers["x-torii-client-address"] = "10.9.9.9";
@@ -84,7 +84,7 @@ describe("password step", () => {
       c.headers["x-torii-client-address"] = "10.9.9.10";
       expect((await passwordAttempt(c, "dave", "correct horse battery")).res.headers.get("location")).toMatch(/callback/);
     } finally {
-      await updateSettings(t.inst.db, { lockoutPolicy: { maxFailures: 5, windowSeconds: 900 } });
+      await updateSettings(t.inst, { lockoutPolicy: { maxFailures: 5, windowSeconds: 900 } });
     }
   });
 
@@ -156,14 +156,14 @@ describe("sessions", () => {
   });
 
   it("an idle session expires per the settings", async () => {
-    await updateSettings(t.inst.db, { lifetimes: { ...(await import("@/lib/store/settings")).DEFAULT_LIFETIMES, sessionIdle: 1 } });
+    await updateSettings(t.inst, { lifetimes: { ...(await import("@/lib/store/settings")).DEFAULT_LIFETIMES, sessionIdle: 1 } });
     try {
       const b = new Browser(t);
       await b.signIn(await b.authorize(base()), "dave", "correct horse battery");
       await new Promise((r) => setTimeout(r, 1500));
       expect(redirectParams(await b.authorize({ ...base(), prompt: "none" })).get("error")).toBe("login_required");
     } finally {
-      await updateSettings(t.inst.db, { lifetimes: (await import("@/lib/store/settings")).DEFAULT_LIFETIMES });
+      await updateSettings(t.inst, { lifetimes: (await import("@/lib/store/settings")).DEFAULT_LIFETIMES });
     }
   });
 });

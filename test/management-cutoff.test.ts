@@ -9,7 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const env = () => ({ db: t.inst.db, masterKey: t.inst.masterKey, issuer: t.issuer });
+const env = () => t.inst;
 
 /** A user signed in through a session, holding an access and a refresh token from a code exchange. */
 async function signedInUser() {

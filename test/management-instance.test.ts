@@ -34,7 +34,7 @@ describe("features", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ tokenExchange: true, impersonation: false });
     expect(await (await get("/features")).json()).toEqual({ tokenExchange: true, impersonation: false });
-    expect((await getSettings(t.inst.db)).features.tokenExchange).toBe(true);
+    expect((await getSettings(t.inst)).features.tokenExchange).toBe(true);
     await put("/features", { tokenExchange: false, impersonation: true });
     expect(await (await get("/features")).json()).toEqual({ tokenExchange: false, impersonation: true });
     expect(await fieldPaths(await put("/features", { tokenExchange: "yes", other: true }))).toEqual(["tokenExchange", "other"]);
@@ -56,7 +56,7 @@ describe("signing keys", () => {
     const r = await res.json();
     expect(r.kid).not.toBe(before.keys[0].kid);
     expect(r.retired).toEqual([before.keys[0].kid]);
-    expect((await activeSigningKey(t.inst.db, t.inst.masterKey)).kid).toBe(r.kid);
+    expect((await activeSigningKey(t.inst)).kid).toBe(r.kid);
 
     const after = await (await get("/keys")).json();
     expect(after.keys.map((k: { kid: string; status: string }) => [k.kid, k.status])).toEqual([
@@ -94,7 +94,7 @@ describe("settings", () => {
     expect(n.lifetimes).toMatchObject({ refreshToken: 86_400, accessToken: 3600 });
     expect(n.lockoutPolicy).toEqual({ maxFailures: 3, windowSeconds: 900 });
     expect(n.rateLimits.jwksPerMinute).toBe(50);
-    expect((await getSettings(t.inst.db)).primaryDomain).toBe("example.com");
+    expect((await getSettings(t.inst)).primaryDomain).toBe("example.com");
     // The login name of users follows the primary domain.
     const users = await (await get("/users?search=admin")).json();
     expect(users.users[0].loginName).toBe("admin@example.com");

@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/lib/db/client";
 import { resultRows } from "@/lib/db/client";
+import { Caches } from "@/lib/cache/caches";
 import { rotateSigningKey } from "@/lib/keys/signing-keys";
 import { createTestDatabase, TEST_DB } from "./harness";
 
@@ -67,7 +68,8 @@ describe.skipIf(TEST_DB !== "pg")("several instances on one PostgreSQL", () => {
     expect(await keys(b)).toEqual(first);
 
     // A rotation by any instance is seen by all within the key cache's few seconds.
-    const r = await rotateSigningKey(db.db, Buffer.from(masterKey, "hex"), { force: true, intervalSeconds: 86_400 });
+    const scope = { db: db.db, database: db, caches: new Caches(), id: "test", masterKey: Buffer.from(masterKey, "hex") };
+    const r = await rotateSigningKey(scope, { force: true, intervalSeconds: 86_400 });
     const deadline = Date.now() + 10_000;
     let seenA: string[] = [];
     let seenB: string[] = [];

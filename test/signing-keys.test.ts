@@ -5,7 +5,6 @@ import { auditEvents, signingKeys } from "@/db/schema";
 import { decrypt } from "@/lib/crypto";
 import {
   activeSigningKey,
-  invalidateKeyCache,
   listSigningKeys,
   removeExpiredKeys,
   rotateSigningKey,
@@ -25,7 +24,7 @@ async function jwks() {
 }
 
 async function sign(): Promise<string> {
-  const key = await activeSigningKey(t.inst.db, t.inst.masterKey);
+  const key = await activeSigningKey(t.inst);
   return new SignJWT({ sub: "x" }).setProtectedHeader({ alg: key.alg, kid: key.kid }).setIssuer(t.issuer).setExpirationTime("5m").sign(key.privateKey);
 }
 
@@ -55,7 +54,7 @@ describe("signing keys", () => {
 
   it("does not rotate before the interval has passed", async () => {
     const before = await listSigningKeys(t.inst.db);
-    const r = await rotateSigningKey(t.inst.db, t.inst.masterKey, { force: false, intervalSeconds: 86_400 });
+    const r = await rotateSigningKey(t.inst, { force: false, intervalSeconds: 86_400 });
     expect(r.rotated).toBe(false);
     expect(await listSigningKeys(t.inst.db)).toEqual(before);
   });
@@ -64,7 +63,7 @@ describe("signing keys", () => {
     const oldToken = await sign();
     const oldKid = decodeProtectedHeader(oldToken).kid;
     const later = new Date(Date.now() + 86_401_000);
-    const r = await rotateSigningKey(t.inst.db, t.inst.masterKey, { force: false, intervalSeconds: 86_400, now: later });
+    const r = await rotateSigningKey(t.inst, { force: false, intervalSeconds: 86_400, now: later });
     expect(r.rotated).toBe(true);
     expect(r.kid).not.toBe(oldKid);
 
@@ -80,23 +79,23 @@ describe("signing keys", () => {
     // Retired keys stay at least as long as the longest token lifetime (1 h by default).
     expect(old.removeAfter!.getTime() - later.getTime()).toBeGreaterThanOrEqual(3600_000);
 
-    expect(await removeExpiredKeys(t.inst.db, new Date(old.removeAfter!.getTime() - 1000))).toEqual([]);
-    expect(await removeExpiredKeys(t.inst.db, new Date(old.removeAfter!.getTime() + 1000))).toEqual([oldKid]);
-    invalidateKeyCache();
+    expect(await removeExpiredKeys(t.inst, new Date(old.removeAfter!.getTime() - 1000))).toEqual([]);
+    expect(await removeExpiredKeys(t.inst, new Date(old.removeAfter!.getTime() + 1000))).toEqual([oldKid]);
+    t.inst.caches.invalidate("keys");
     const kids = (await jwks()).keys.map((k) => k.kid);
     expect(kids).not.toContain(oldKid);
     expect(kids).toContain(r.kid);
   });
 
   it("rotates on demand and records who did it", async () => {
-    const before = (await activeSigningKey(t.inst.db, t.inst.masterKey)).kid;
-    const r = await rotateSigningKey(t.inst.db, t.inst.masterKey, {
+    const before = (await activeSigningKey(t.inst)).kid;
+    const r = await rotateSigningKey(t.inst, {
       force: true,
       intervalSeconds: 86_400,
       actor: { type: "user", id: "tester" },
     });
     expect(r.rotated).toBe(true);
-    expect((await activeSigningKey(t.inst.db, t.inst.masterKey)).kid).toBe(r.kid);
+    expect((await activeSigningKey(t.inst)).kid).toBe(r.kid);
     expect(r.kid).not.toBe(before);
     const events = await t.inst.db.select().from(auditEvents).where(eq(auditEvents.targetId, r.kid));
     expect(events[0]).toMatchObject({ action: "signing_key.rotated", actorType: "user", actorId: "tester" });
@@ -106,7 +105,7 @@ describe("signing keys", () => {
     const before = new Set((await listSigningKeys(t.inst.db)).map((k) => k.kid));
     const later = new Date(Date.now() + 3 * 86_400_000);
     const results = await Promise.all(
-      [1, 2, 3].map(() => rotateSigningKey(t.inst.db, t.inst.masterKey, { force: false, intervalSeconds: 86_400, now: later })),
+      [1, 2, 3].map(() => rotateSigningKey(t.inst, { force: false, intervalSeconds: 86_400, now: later })),
     );
     expect(results.filter((r) => r.rotated)).toHaveLength(1);
     const keys = await listSigningKeys(t.inst.db);

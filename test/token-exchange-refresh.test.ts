@@ -20,7 +20,7 @@ beforeAll(async () => {
   ({ client, secret } = (await makeClient(t)) as { client: Client; secret: string });
   user = await makeUser(t);
   admin = await makeUser(t, { roles: ["impersonation"] });
-  await updateSettings(t.inst.db, { features: { tokenExchange: true, impersonation: true } });
+  await updateSettings(t.inst, { features: { tokenExchange: true, impersonation: true } });
 });
 afterAll(() => t.close());
 

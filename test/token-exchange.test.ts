@@ -33,8 +33,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function features(f: { tokenExchange: boolean; impersonation: boolean }) {
-  await getSettings(t.inst.db);
-  await updateSettings(t.inst.db, { features: f });
+  await getSettings(t.inst);
+  await updateSettings(t.inst, { features: f });
 }
 
 /** A user's tokens through the code grant (the browser part is another module's). */

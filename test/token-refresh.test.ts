@@ -124,8 +124,7 @@ describe("refresh_token grant", () => {
   it("is unauthorized_client for a client not registered for the refresh grant", async () => {
     const { client, secret, first } = await start();
     await t.inst.db.execute(sql`UPDATE clients SET grant_types = ARRAY['authorization_code'] WHERE id = ${client.id}`);
-    const { invalidateClient } = await import("@/lib/store/clients");
-    invalidateClient(client.id);
+    t.inst.caches.invalidate("clients", client.id);
     const r = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(client.id, secret) });
     expect(r.status).toBe(400);
     expect(r.body.error).toBe("unauthorized_client");

@@ -1,4 +1,4 @@
-import { handleHealthz } from "@/lib/http/health";
+import { handleHealthz } from "@torii/core/http/health";
 
 export const dynamic = "force-dynamic";
 export const GET = handleHealthz;

@@ -1,4 +1,5 @@
-import { handleReadyz } from "@/lib/http/health";
+import { withEngine } from "@torii/core/runtime";
+import { handleReadyz } from "@torii/core/http/health";
 
 export const dynamic = "force-dynamic";
-export const GET = handleReadyz;
+export const GET = withEngine(handleReadyz);

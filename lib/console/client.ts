@@ -1,8 +1,9 @@
 import { eq } from "drizzle-orm";
 import { clients } from "@/db/schema";
-import type { Executor } from "@/lib/db/client";
+import { mutate } from "@/lib/cache/invalidation";
+import type { Engine } from "@/lib/engine";
+import { clientChanged } from "@/lib/store/clients";
 import { getSettings } from "@/lib/store/settings";
-import { invalidateClient } from "@/lib/store/clients";
 
 /**
  * The console signs administrators in like any relying party: a built-in public client using the
@@ -18,9 +19,10 @@ export const consoleRedirectUri = (issuer: string) => `${issuer}${CONSOLE_PATH}/
  * Registers (or repairs) the console client. Idempotent and cheap, so it runs on every sign-in
  * start instead of at boot: a console client deleted or changed through the API is restored.
  */
-export async function ensureConsoleClient(db: Executor, issuer: string): Promise<void> {
+export async function ensureConsoleClient(inst: Engine): Promise<void> {
+  const issuer = inst.issuer;
   const redirectUri = consoleRedirectUri(issuer);
-  const [existing] = await db.select().from(clients).where(eq(clients.id, CONSOLE_CLIENT_ID));
+  const [existing] = await inst.db.select().from(clients).where(eq(clients.id, CONSOLE_CLIENT_ID));
   if (
     existing &&
     existing.authMethod === "none" &&
@@ -31,7 +33,7 @@ export async function ensureConsoleClient(db: Executor, issuer: string): Promise
   ) {
     return;
   }
-  const lifetimes = (await getSettings(db)).lifetimes;
+  const lifetimes = (await getSettings(inst)).lifetimes;
   const registration = {
     name: "Torii Console",
     redirectUris: [redirectUri],
@@ -48,9 +50,10 @@ export async function ensureConsoleClient(db: Executor, issuer: string): Promise
     secretHash: null,
     updatedAt: new Date(),
   };
-  await db
-    .insert(clients)
-    .values({ id: CONSOLE_CLIENT_ID, ...registration })
-    .onConflictDoUpdate({ target: clients.id, set: registration });
-  invalidateClient(CONSOLE_CLIENT_ID);
+  await mutate(inst, [clientChanged(CONSOLE_CLIENT_ID)], (tx) =>
+    tx
+      .insert(clients)
+      .values({ id: CONSOLE_CLIENT_ID, ...registration })
+      .onConflictDoUpdate({ target: clients.id, set: registration }),
+  );
 }

@@ -1,4 +1,4 @@
-import { instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import { clientAddress } from "@/lib/http/client-address";
 import { NO_STORE, seeOther } from "@/lib/http/responses";
 import { actorFor } from "@/lib/management/route";
@@ -18,8 +18,7 @@ import {
 import { userAgentCookieName } from "@/lib/session/user-agent";
 
 /** GET /ui/console/signin: starts the console's code flow at the authorization endpoint. */
-export async function handleConsoleSignIn(request: Request): Promise<Response> {
-  const inst = await instance();
+export async function handleConsoleSignIn(inst: Engine, request: Request): Promise<Response> {
   const url = new URL(request.url);
   const { location, setCookie } = await startSignIn(inst, {
     returnTo: url.searchParams.get("returnTo"),
@@ -29,8 +28,7 @@ export async function handleConsoleSignIn(request: Request): Promise<Response> {
 }
 
 /** GET /ui/console/callback: the console client's redirect URI. */
-export async function handleConsoleCallback(request: Request): Promise<Response> {
-  const inst = await instance();
+export async function handleConsoleCallback(inst: Engine, request: Request): Promise<Response> {
   const url = new URL(request.url);
   const result = await finishSignIn(inst, url.searchParams, { login: requestCookie(request, CONSOLE_LOGIN_COOKIE) }, clientAddress(request));
   if (!result.ok) return seeOther(`${inst.config.issuer}${CONSOLE_PATH}/signed-out?failed=${encodeURIComponent(result.reason)}`);
@@ -41,8 +39,7 @@ export async function handleConsoleCallback(request: Request): Promise<Response>
  * POST /ui/console/signout: ends the console session and the login session behind it (so that
  * the next visit asks for the password again), with the console's CSRF token.
  */
-export async function handleConsoleSignOut(request: Request): Promise<Response> {
-  const inst = await instance();
+export async function handleConsoleSignOut(inst: Engine, request: Request): Promise<Response> {
   const issuer = inst.config.issuer;
   const form = await request.formData().catch(() => null);
   const access = await consoleAccess(inst, {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { decodeJwt } from "jose";
-import type { Instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import { constantTimeEqual, decrypt, encrypt, hmac, randomToken } from "@/lib/crypto";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { isActiveAdmin } from "@/lib/management/auth";
@@ -55,11 +55,11 @@ export function safeReturnTo(value: string | null | undefined): string {
 
 /** Starts a console sign-in: the authorization request URL and the cookie keeping its secrets. */
 export async function startSignIn(
-  inst: Instance,
+  inst: Engine,
   opts: { returnTo?: string | null; prompt?: string | null; locale?: string | null },
 ): Promise<{ location: string; setCookie: string }> {
   const issuer = inst.config.issuer;
-  await ensureConsoleClient(inst.db, issuer);
+  await ensureConsoleClient(inst);
   const pending: Pending = {
     verifier: randomToken(32),
     state: randomToken(16),
@@ -93,7 +93,7 @@ export async function startSignIn(
   return { location: url.toString(), setCookie };
 }
 
-function unseal<T extends { exp: number }>(inst: Instance, value: string | undefined, aad: string): T | null {
+function unseal<T extends { exp: number }>(inst: Engine, value: string | undefined, aad: string): T | null {
   if (!value || value.length > 4096) return null;
   try {
     const data = JSON.parse(decrypt(inst.masterKey, value, aad)) as T;
@@ -113,7 +113,7 @@ type CallbackResult =
  * in-process), checks the ID token's audience and nonce, and seals the console session.
  */
 export async function finishSignIn(
-  inst: Instance,
+  inst: Engine,
   params: URLSearchParams,
   cookies: { login?: string },
   clientAddress: string,
@@ -128,6 +128,7 @@ export async function finishSignIn(
   if (error || !code) return { ok: false, reason: "denied", error: error ?? "invalid_request" };
 
   const res = await handleToken(
+    inst,
     new Request(`${issuer}/oauth/v2/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded", [CLIENT_ADDRESS_HEADER]: clientAddress },
@@ -175,7 +176,7 @@ export type ConsoleAccess =
  * Who is using the console, checked afresh on every request: the sealed console cookie, the
  * browser's user-agent cookie still holding that login session live, and the user's roles now.
  */
-export async function consoleAccess(inst: Instance, cookies: { console?: string; userAgent?: string }): Promise<ConsoleAccess> {
+export async function consoleAccess(inst: Engine, cookies: { console?: string; userAgent?: string }): Promise<ConsoleAccess> {
   const sealed = unseal<Sealed>(inst, cookies.console, SESSION_AAD);
   if (!sealed || !cookies.userAgent) return { status: "none" };
   const ua = await findUserAgent(inst.db, cookies.userAgent);

@@ -10,6 +10,8 @@ import * as schema from "@/db/schema";
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** A transaction or the database: store functions accept either. */
 export type Executor = Pick<Db, "select" | "insert" | "update" | "delete" | "execute" | "transaction">;
+/** An open transaction. */
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
 /** Raw SQL on one connection, for the migrator (which needs a single session for its lock). */
 export interface RawSession {
@@ -22,6 +24,11 @@ export interface Database {
   kind: "pglite" | "pg";
   db: Db;
   session(): Promise<RawSession>;
+  /**
+   * LISTEN on a channel on a connection of its own (PostgreSQL only), reconnecting after a loss
+   * (`onLost` is told, since notifications may have been missed). Returns the function that stops.
+   */
+  listen?(channel: string, onMessage: (payload: string) => void, onLost: (err: Error) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -46,7 +53,50 @@ function openPostgres(url: string): Database {
         release: async () => client.release(),
       };
     },
+    listen: (channel, onMessage, onLost) => listenOnOwnConnection(url, channel, onMessage, onLost),
     close: () => pool.end(),
+  };
+}
+
+async function listenOnOwnConnection(
+  url: string,
+  channel: string,
+  onMessage: (payload: string) => void,
+  onLost: (err: Error) => void,
+): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const reconnectLater = () => {
+    if (stopped) return;
+    retry = setTimeout(() => {
+      connect().catch((err: Error) => {
+        onLost(err);
+        reconnectLater();
+      });
+    }, 1000);
+    retry.unref();
+  };
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString: url });
+    c.on("notification", (n) => {
+      if (n.channel === channel && n.payload) onMessage(n.payload);
+    });
+    c.on("error", (err) => {
+      if (stopped) return;
+      onLost(err);
+      void c.end().catch(() => {});
+      reconnectLater();
+    });
+    await c.connect();
+    await c.query(`LISTEN ${channel}`);
+    client = c;
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    if (retry) clearTimeout(retry);
+    await client?.end().catch(() => {});
   };
 }
 

@@ -1,4 +1,4 @@
-import { instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import { pendingMigrations } from "@/lib/db/migrate";
 import { json, NO_STORE } from "./responses";
 
@@ -8,9 +8,8 @@ export async function handleHealthz(): Promise<Response> {
 }
 
 /** GET /readyz: the database answers and every migration has been applied. */
-export async function handleReadyz(): Promise<Response> {
+export async function handleReadyz(inst: Engine): Promise<Response> {
   try {
-    const inst = await instance();
     const pending = await pendingMigrations(inst.database);
     if (pending > 0) return json({ status: "not_ready", reason: `${pending} migrations pending` }, 503, NO_STORE);
     return json({ status: "ready", database: inst.database.kind }, 200, NO_STORE);

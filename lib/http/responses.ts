@@ -1,3 +1,4 @@
+import type { Logger } from "@/lib/log";
 import { OAuthError } from "@/lib/oauth/errors";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
@@ -15,14 +16,13 @@ export function oauthErrorResponse(err: OAuthError, extra: Record<string, string
 }
 
 /** Wraps a back-channel handler: typed errors become their JSON, anything else a logged 500 without internals. */
-export function backChannel(handler: (request: Request) => Promise<Response>) {
-  return async (request: Request): Promise<Response> => {
+export function backChannel<E extends { log: Logger }>(handler: (engine: E, request: Request) => Promise<Response>) {
+  return async (engine: E, request: Request): Promise<Response> => {
     try {
-      return await handler(request);
+      return await handler(engine, request);
     } catch (err) {
       if (err instanceof OAuthError) return oauthErrorResponse(err);
-      const { log } = await import("@/lib/log");
-      log().error({ err, path: new URL(request.url).pathname }, "unhandled error");
+      engine.log.error({ err, path: new URL(request.url).pathname }, "unhandled error");
       return json({ error: "server_error", error_description: "The server encountered an unexpected condition." }, 500, {
         ...NO_STORE,
       });

@@ -1,6 +1,8 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { textOverrides } from "@/db/schema";
-import type { Executor } from "@/lib/db/client";
+import type { Caches } from "@/lib/cache/caches";
+import { mutate, type MutationScope } from "@/lib/cache/invalidation";
+import type { Executor, Tx } from "@/lib/db/client";
 import { problem, type Problem } from "@/lib/problem";
 import { isLocale, type Locale } from "./locales";
 import { CATALOGS } from "./messages";
@@ -61,15 +63,6 @@ export function overrideProblem(defaultText: string, value: string): Problem | n
   return null;
 }
 
-const TTL_MS = 3000;
-const CACHE = Symbol.for("torii.textOverrides.cache");
-type G = typeof globalThis & { [CACHE]?: Map<string, { at: number; value: Promise<Record<string, string>> }> };
-
-function cache() {
-  const g = globalThis as G;
-  return (g[CACHE] ??= new Map());
-}
-
 export async function readOverrides(db: Executor, locale: Locale): Promise<Record<string, string>> {
   const rows = await db
     .select({ key: textOverrides.key, value: textOverrides.value })
@@ -78,17 +71,9 @@ export async function readOverrides(db: Executor, locale: Locale): Promise<Recor
   return Object.fromEntries(rows.map((r) => [r.key, r.value]));
 }
 
-/** The overrides of a locale, cached for a few seconds (they are read on every login page). */
-export async function cachedOverrides(db: Executor, locale: Locale): Promise<Record<string, string>> {
-  const c = cache();
-  const hit = c.get(locale);
-  if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
-  const value = readOverrides(db, locale);
-  c.set(locale, { at: Date.now(), value });
-  return value.catch((err) => {
-    c.delete(locale);
-    throw err;
-  });
+/** The overrides of a locale, from the engine's cache (they are read on every login page). */
+export function cachedOverrides(scope: { db: Executor; caches: Caches }, locale: Locale): Promise<Record<string, string>> {
+  return scope.caches.textOverrides.get(locale, () => readOverrides(scope.db, locale));
 }
 
 /**
@@ -96,25 +81,14 @@ export async function cachedOverrides(db: Executor, locale: Locale): Promise<Rec
  * unsupported locale, and none when the database cannot answer, so that the page still renders
  * with the catalog's texts.
  */
-export async function pageOverrides(db: Executor, locale: string): Promise<Record<string, string>> {
+export async function pageOverrides(scope: { db: Executor; caches: Caches }, locale: string): Promise<Record<string, string>> {
   if (!isLocale(locale)) return {};
-  return cachedOverrides(db, locale).catch(() => ({}));
+  return cachedOverrides(scope, locale).catch(() => ({}));
 }
 
-export function invalidateOverrides(): void {
-  cache().clear();
-}
-
-type Tx = Parameters<Parameters<Executor["transaction"]>[0]>[0];
-
-/**
- * Runs `fn` in a transaction and drops the overrides cache once it has committed: dropped before
- * the commit, a page loading meanwhile would refill it with the old texts for TTL_MS.
- */
-export async function mutateOverrides<T>(db: Executor, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const result = await db.transaction(fn);
-  invalidateOverrides();
-  return result;
+/** Runs `fn` in a transaction; the overrides cache is dropped everywhere once it has committed. */
+export function mutateOverrides<T>(scope: MutationScope, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return mutate(scope, [{ cache: "textOverrides" }], fn);
 }
 
 /** Sets (string) or resets (null) overrides of one locale; call it inside mutateOverrides. */

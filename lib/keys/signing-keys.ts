@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK, type JWTVerifyGetKey } from "jose";
 import { signingKeys } from "@/db/schema";
-import type { Db, Executor } from "@/lib/db/client";
+import type { Caches, KeyMaterial } from "@/lib/cache/caches";
+import { mutate, type MutationScope } from "@/lib/cache/invalidation";
+import type { Executor } from "@/lib/db/client";
 import { decrypt, encrypt, randomToken } from "@/lib/crypto";
 import { recordAudit, SYSTEM, type Actor } from "@/lib/store/audit";
 import { longestTokenLifetime } from "@/lib/store/lifetimes";
@@ -55,13 +57,12 @@ export type RotationResult = { rotated: boolean; kid: string; removed: string[] 
  * instances rotate once.
  */
 export async function rotateSigningKey(
-  db: Db,
-  masterKey: Buffer,
+  scope: KeyScope & MutationScope,
   opts: { force: boolean; intervalSeconds: number; actor?: Actor; now?: Date },
 ): Promise<RotationResult> {
   const now = opts.now ?? new Date();
-  const fresh = await newKeyRow(masterKey); // RSA generation is slow: keep it outside the lock.
-  const result = await db.transaction(async (tx) => {
+  const fresh = await newKeyRow(scope.masterKey); // RSA generation is slow: keep it outside the lock.
+  return mutate(scope, [{ cache: "keys" }], async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${ROTATION_LOCK})`);
     const active = await tx
       .select()
@@ -91,15 +92,17 @@ export async function rotateSigningKey(
         details: { retired: active.map((k) => k.kid), reason: opts.force ? "on_demand" : "scheduled" },
       });
     }
-    const removed = await removeExpiredKeys(tx, now);
+    const removed = await deleteExpiredKeys(tx, now);
     return { rotated, kid, removed };
   });
-  invalidateKeyCache();
-  return result;
 }
 
-/** Drops retired keys whose tokens have all expired; they leave the published key set. */
-export async function removeExpiredKeys(db: Executor, now = new Date()): Promise<string[]> {
+/** Drops retired keys whose tokens have all expired; they leave the published key set everywhere. */
+export function removeExpiredKeys(scope: MutationScope, now = new Date()): Promise<string[]> {
+  return mutate(scope, (removed) => (removed.length ? [{ cache: "keys" }] : []), (tx) => deleteExpiredKeys(tx, now));
+}
+
+async function deleteExpiredKeys(db: Executor, now: Date): Promise<string[]> {
   const removed = await db
     .delete(signingKeys)
     .where(and(eq(signingKeys.status, "retired"), lt(signingKeys.removeAfter, now)))
@@ -110,7 +113,6 @@ export async function removeExpiredKeys(db: Executor, now = new Date()): Promise
       targetType: "signing_key",
       details: { kids: removed.map((r) => r.kid) },
     });
-    invalidateKeyCache();
   }
   return removed.map((r) => r.kid);
 }
@@ -127,73 +129,54 @@ export async function listSigningKeys(db: Executor): Promise<SigningKeyInfo[]> {
   }));
 }
 
-// ---- per-process caches: keys change rarely, and every token request needs them ----
+// ---- the engine's key cache: keys change rarely, and every token request needs them ----
 
-/** Short enough that a rotation by another instance is seen within seconds. */
-const TTL_MS = 5000;
-const CACHE = Symbol.for("torii.keys.cache");
-type KeyCache = {
-  at: number;
-  jwks: Promise<{ body: string; etag: string }>;
-  active: Promise<ActiveKey>;
-  /** Parsed private keys by kid: RSA parsing is costly, and a kid's key never changes. */
-  parsed: Map<string, Promise<CryptoKey>>;
-};
-type G = typeof globalThis & { [CACHE]?: KeyCache };
+/** What reading keys needs: the database, the master key (to decrypt the signing key) and the caches. */
+export type KeyScope = { db: Executor; masterKey: Buffer; caches: Caches };
 
-export function invalidateKeyCache(): void {
-  const g = globalThis as G;
-  if (g[CACHE]) g[CACHE].at = 0;
-}
-
-function cache(db: Executor, masterKey: Buffer): KeyCache {
-  const g = globalThis as G;
-  const current = g[CACHE];
-  if (current && Date.now() - current.at < TTL_MS) return current;
-  const parsed = current?.parsed ?? new Map<string, Promise<CryptoKey>>();
-  const rows = db.select().from(signingKeys).orderBy(asc(signingKeys.createdAt));
-  const next: KeyCache = {
-    at: Date.now(),
-    parsed,
-    jwks: rows.then((rs) => {
-      const body = JSON.stringify({ keys: rs.map((r) => r.publicJwk) });
-      return { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
-    }),
-    active: rows.then(async (rs) => {
-      const active = rs.filter((r) => r.status === "active").pop();
-      if (!active) throw new Error("no active signing key");
-      let key = parsed.get(active.kid);
-      if (!key) {
-        const jwk = JSON.parse(decrypt(masterKey, active.privateJwkEncrypted, `signing-key:${active.kid}`)) as JWK;
-        key = importJWK(jwk, active.alg) as Promise<CryptoKey>;
-        parsed.set(active.kid, key);
-      }
-      return { kid: active.kid, alg: active.alg, privateKey: await key };
-    }),
-  };
-  // A failed read must not be cached.
-  next.jwks.catch(() => invalidateKeyCache());
-  next.active.catch(() => invalidateKeyCache());
-  g[CACHE] = next;
-  return next;
+function keyMaterial(scope: KeyScope): Promise<KeyMaterial> {
+  return scope.caches.keys.get("keys", async () => {
+    const rows = await scope.db.select().from(signingKeys).orderBy(asc(signingKeys.createdAt));
+    const body = JSON.stringify({ keys: rows.map((r) => r.publicJwk) });
+    const active = rows.filter((r) => r.status === "active").pop();
+    if (!active) throw new Error("no active signing key");
+    // A kid's key never changes, so its parsed form is kept across reloads.
+    const privateKey = (await scope.caches.parsedKeys.get(`signing:${active.kid}`, () => {
+      const jwk = JSON.parse(decrypt(scope.masterKey, active.privateJwkEncrypted, `signing-key:${active.kid}`)) as JWK;
+      return importJWK(jwk, active.alg) as Promise<CryptoKey>;
+    })) as CryptoKey;
+    return {
+      jwks: { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` },
+      keySet: createLocalJWKSet(JSON.parse(body) as { keys: JWK[] }),
+      active: { kid: active.kid, alg: active.alg, privateKey },
+      kids: new Set(rows.map((r) => r.kid)),
+    };
+  });
 }
 
 /** The key set as served at /oauth/v2/keys, with its entity tag. */
-export function publicJwks(db: Executor, masterKey: Buffer): Promise<{ body: string; etag: string }> {
-  return cache(db, masterKey).jwks;
+export async function publicJwks(scope: KeyScope): Promise<{ body: string; etag: string }> {
+  return (await keyMaterial(scope)).jwks;
 }
 
-const KEY_SET = Symbol.for("torii.publicKeySet");
-type KeySetGlobal = typeof globalThis & { [KEY_SET]?: { etag: string; keys: JWTVerifyGetKey } };
-
-/** Our published keys as a jose key set for verifying what we signed, parsed once per key-set version. */
-export async function publicKeySet(db: Executor, masterKey: Buffer): Promise<JWTVerifyGetKey> {
-  const { body, etag } = await publicJwks(db, masterKey);
-  const g = globalThis as KeySetGlobal;
-  if (g[KEY_SET]?.etag !== etag) g[KEY_SET] = { etag, keys: createLocalJWKSet(JSON.parse(body)) };
-  return g[KEY_SET]!.keys;
+/**
+ * Our published keys as a jose key set for verifying what we signed. A `kid` this instance does
+ * not know yet may come from a key another instance has just created: the keys are read again
+ * (at most once a second, so that made-up kids cannot turn every request into a query) before
+ * the token is refused.
+ */
+export async function publicKeySet(scope: KeyScope): Promise<JWTVerifyGetKey> {
+  const first = await keyMaterial(scope);
+  return async (header, token) => {
+    let m = first;
+    if (header.kid && !m.kids.has(header.kid) && scope.caches.allowKeyReload()) {
+      scope.caches.keys.invalidate();
+      m = await keyMaterial(scope);
+    }
+    return m.keySet(header, token);
+  };
 }
 
-export function activeSigningKey(db: Executor, masterKey: Buffer): Promise<ActiveKey> {
-  return cache(db, masterKey).active;
+export async function activeSigningKey(scope: KeyScope): Promise<ActiveKey> {
+  return (await keyMaterial(scope)).active;
 }

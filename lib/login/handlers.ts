@@ -1,7 +1,6 @@
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
-import { instance, type Instance } from "@/lib/instance";
-import { log } from "@/lib/log";
+import type { Engine } from "@/lib/engine";
 import { sessionSatisfies } from "@/lib/oauth/authorize";
 import { isFormEncoded } from "@/lib/oauth/form";
 import { sameOrigin, verifyCsrf } from "@/lib/session/csrf";
@@ -14,15 +13,14 @@ import { checkPassword } from "./password";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
 import { registerUser } from "./register";
 
-type Flow = { inst: Instance; settings: Settings; uaId: string; id: string; authRequest: AuthRequest; form: URLSearchParams; actor: Actor };
+type Flow = { inst: Engine; settings: Settings; uaId: string; id: string; authRequest: AuthRequest; form: URLSearchParams; actor: Actor };
 
 /**
  * The common gate of every login form: same origin, a known user agent, a pending request of
  * that user agent, and the form's CSRF token. Anything else ends on the error page.
  */
-async function openFlow(request: Request): Promise<Flow | Response> {
-  const inst = await instance();
-  const settings = await getSettings(inst.db);
+async function openFlow(inst: Engine, request: Request): Promise<Flow | Response> {
+  const settings = await getSettings(inst);
   if (request.method !== "POST" || !isFormEncoded(request)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
   const form = new URLSearchParams(await request.text());
   const id = form.get("authRequest") ?? "";
@@ -37,12 +35,12 @@ async function openFlow(request: Request): Promise<Flow | Response> {
 }
 
 function guarded(fn: (flow: Flow) => Promise<Response>) {
-  return async (request: Request): Promise<Response> => {
+  return async (inst: Engine, request: Request): Promise<Response> => {
     try {
-      const flow = await openFlow(request);
+      const flow = await openFlow(inst, request);
       return flow instanceof Response ? flow : await fn(flow);
     } catch (err) {
-      log().error({ err }, "login step failed");
+      inst.log.error({ err }, "login step failed");
       return seeOther(`${LOGIN_PATHS.error}?code=serverError`);
     }
   };

@@ -118,7 +118,7 @@ export const brandingRoutes = [
     success: { status: 200, description: "The branding now.", schema: BrandingView },
     async handler(ctx, body) {
       const { logo: newLogo, ...fields } = body;
-      const updated = await mutateSettings(ctx.db, async (tx) => {
+      const updated = await mutateSettings(ctx.inst, async (tx) => {
         const current = (await readSettings(tx))!;
         const s = await writeSettings(tx, {
           branding: { ...current.branding, ...fields },

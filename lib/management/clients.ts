@@ -1,7 +1,9 @@
 import { z } from "zod";
+import { mutate } from "@/lib/cache/invalidation";
 import { recordAudit } from "@/lib/store/audit";
 import {
   AUTH_METHODS,
+  clientChanged,
   deleteClient,
   generateClientSecret,
   GRANT_TYPES,
@@ -294,7 +296,7 @@ export const clientRoutes = [
       const needsSecret = usesSecret(merged.authMethod);
       // Between basic and post the secret stays; into a secret method a new one is made; out of one it is dropped.
       const secret = needsSecret && !(hadSecret && current.secretHash) ? generateClientSecret() : null;
-      const client = await ctx.db.transaction(async (tx) => {
+      const client = await mutate(ctx.inst, [clientChanged(current.id)], async (tx) => {
         let c = await updateClient(tx, current.id, patch);
         if (secret || (!needsSecret && current.secretHash)) c = await setClientSecret(tx, current.id, secret);
         await recordAudit(tx, ctx.actor, {
@@ -319,7 +321,7 @@ export const clientRoutes = [
     errors: [404],
     async handler(ctx) {
       const id = ctx.params.clientId!;
-      await ctx.db.transaction(async (tx) => {
+      await mutate(ctx.inst, [clientChanged(id)], async (tx) => {
         if (!(await deleteClient(tx, id))) throw notFound("client");
         await cutOffClient(tx, id, "client_deleted");
         await recordAudit(tx, ctx.actor, { action: "client.deleted", targetType: "client", targetId: id, clientId: id });
@@ -341,7 +343,7 @@ export const clientRoutes = [
         throw invalid(`A client using ${client.authMethod} has no secret; switch authMethod to a secret method instead.`);
       }
       const secret = generateClientSecret();
-      await ctx.db.transaction(async (tx) => {
+      await mutate(ctx.inst, [clientChanged(client.id)], async (tx) => {
         await setClientSecret(tx, client.id, secret);
         await recordAudit(tx, ctx.actor, {
           action: "client.secret_rotated",

@@ -27,7 +27,7 @@ export const featureRoutes = [
     body: FeaturesUpdate,
     success: { status: 200, description: "The features now.", schema: Features },
     async handler(ctx, body) {
-      return mutateSettings(ctx.db, async (tx) => {
+      return mutateSettings(ctx.inst, async (tx) => {
         const current = (await readSettings(tx))!.features;
         const features = { ...current, ...body };
         await writeSettings(tx, { features });

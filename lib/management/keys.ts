@@ -47,7 +47,7 @@ export const keyRoutes = [
     async handler(ctx) {
       const before = (await listSigningKeys(ctx.db)).filter((k) => k.status === "active").map((k) => k.kid);
       // rotateSigningKey records signing_key.rotated with this actor in its own transaction.
-      const r = await rotateSigningKey(ctx.db, ctx.inst.masterKey, {
+      const r = await rotateSigningKey(ctx.inst, {
         force: true,
         intervalSeconds: ctx.inst.config.keyRotationIntervalSeconds,
         actor: ctx.actor,

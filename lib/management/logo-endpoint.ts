@@ -1,15 +1,15 @@
 import { NO_STORE } from "@/lib/http/responses";
-import { instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import { getSettings } from "@/lib/store/settings";
 import { logoTag } from "@/lib/logo";
 import { LOGO_CSP } from "./logo-csp";
 
 /** GET /ui/branding/logo: the instance logo, cacheable, revalidated by ETag. */
-export async function handleBrandingLogo(request: Request): Promise<Response> {
+export async function handleBrandingLogo(inst: Engine, request: Request): Promise<Response> {
   if (request.method !== "GET" && request.method !== "HEAD") {
     return new Response(null, { status: 405, headers: { Allow: "GET, HEAD" } });
   }
-  const settings = await getSettings((await instance()).db);
+  const settings = await getSettings(inst);
   if (!settings.logo || !settings.logoContentType) {
     return new Response("No logo.", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8", ...NO_STORE } });
   }

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Db } from "@/lib/db/client";
-import type { Instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import type { Actor } from "@/lib/store/audit";
 import type { User } from "@/lib/store/users";
 
@@ -9,7 +9,7 @@ export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 /** What a handler gets: the authenticated administrator, as the actor its audit events name. */
 export type Ctx = {
   request: Request;
-  inst: Instance;
+  inst: Engine;
   db: Db;
   user: User;
   actor: Actor;

@@ -1,7 +1,6 @@
 import { clientAddress } from "@/lib/http/client-address";
-import { instance, type Instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import type { User } from "@/lib/store/users";
-import { log } from "@/lib/log";
 import { API_ROUTES } from "./api-routes";
 import { authenticateAdmin, isActiveAdmin } from "./auth";
 import { ApiError, errorResponse, jsonResponse, notFound, parseWith, readJsonBody } from "./http";
@@ -47,9 +46,8 @@ const methodNotAllowed = (allow: string[]) =>
  * that without a token nothing (not even which paths exist) is revealed, except the public
  * OpenAPI document.
  */
-export function handleManagement(request: Request): Promise<Response> {
-  return serve(request, async (path, url) => {
-    const inst = await instance();
+export function handleManagement(inst: Engine, request: Request): Promise<Response> {
+  return serve(inst, request, async (path, url) => {
     if (path === "/openapi.json") {
       if (request.method !== "GET") throw methodNotAllowed(["GET"]);
       return jsonResponse(openApiDocument(inst.config.issuer), 200, { "Cache-Control": "no-cache" });
@@ -64,17 +62,17 @@ export function handleManagement(request: Request): Promise<Response> {
  * way: the admin console calls this with the user of its console session (which it has checked
  * to hold the admin role), so the console has no second path to the data.
  */
-export function dispatchManagement(request: Request, admin: User): Promise<Response> {
-  return serve(request, async (path, url) => {
+export function dispatchManagement(inst: Engine, request: Request, admin: User): Promise<Response> {
+  return serve(inst, request, async (path, url) => {
     if (!isActiveAdmin(admin)) {
       throw new ApiError(403, "forbidden", "The management API needs a user with the admin role.");
     }
-    return dispatchAuthenticated(request, path, url, await instance(), admin);
+    return dispatchAuthenticated(request, path, url, inst, admin);
   });
 }
 
 /** The path below the prefix without a trailing slash; ApiErrors as their response, anything else as a logged 500. */
-async function serve(request: Request, handle: (path: string, url: URL) => Promise<Response>): Promise<Response> {
+async function serve(inst: Engine, request: Request, handle: (path: string, url: URL) => Promise<Response>): Promise<Response> {
   try {
     const url = new URL(request.url);
     let path = url.pathname.startsWith(MANAGEMENT_PREFIX) ? url.pathname.slice(MANAGEMENT_PREFIX.length) : url.pathname;
@@ -82,12 +80,12 @@ async function serve(request: Request, handle: (path: string, url: URL) => Promi
     return await handle(path, url);
   } catch (err) {
     if (err instanceof ApiError) return errorResponse(err);
-    log().error({ err, path: new URL(request.url).pathname }, "management API error");
+    inst.log.error({ err, path: new URL(request.url).pathname }, "management API error");
     return jsonResponse({ error: "server_error", message: "The server encountered an unexpected condition." }, 500);
   }
 }
 
-async function dispatchAuthenticated(request: Request, path: string, url: URL, inst: Instance, user: User): Promise<Response> {
+async function dispatchAuthenticated(request: Request, path: string, url: URL, inst: Engine, user: User): Promise<Response> {
   const found = match(path, request.method);
   if ("allow" in found) {
     if (found.allow.length) throw methodNotAllowed(found.allow);

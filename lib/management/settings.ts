@@ -92,7 +92,7 @@ export const settingsRoutes = [
     body: SettingsUpdate,
     success: { status: 200, description: "The settings now.", schema: SettingsView },
     async handler(ctx, body) {
-      return mutateSettings(ctx.db, async (tx) => {
+      return mutateSettings(ctx.inst, async (tx) => {
         const current = (await readSettings(tx))!;
         const next = {
           ...(body.primaryDomain !== undefined ? { primaryDomain: body.primaryDomain } : {}),

@@ -78,7 +78,7 @@ export const textRoutes = [
         else changes[key] = value;
       }
       if (problems.length) throw invalidFields(problems);
-      await mutateOverrides(ctx.db, async (tx) => {
+      await mutateOverrides(ctx.inst, async (tx) => {
         await writeOverrides(tx, locale, changes);
         await recordAudit(tx, ctx.actor, {
           action: "texts.updated",

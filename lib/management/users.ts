@@ -261,7 +261,7 @@ async function load(ctx: Ctx): Promise<User> {
 }
 
 async function domain(ctx: Ctx): Promise<string> {
-  return (await getSettings(ctx.db)).primaryDomain;
+  return (await getSettings(ctx.inst)).primaryDomain;
 }
 
 function audit(ctx: Ctx, tx: Executor, action: string, userId: string, details?: Record<string, unknown>) {

@@ -2,9 +2,9 @@ import type { Executor } from "@/lib/db/client";
 import { getClient } from "@/lib/store/clients";
 import { findTokenByValue, isStoredTokenActive } from "@/lib/store/tokens";
 import { getUser, type User } from "@/lib/store/users";
-import { GRANT_CLAIM, looksLikeJwt, verifyOwnJwt } from "./tokens";
+import { GRANT_CLAIM, looksLikeJwt, verifyOwnJwt, type TokenEnv } from "./tokens";
 
-export type TokenEnv = { db: Executor; masterKey: Buffer; issuer: string };
+export type { TokenEnv };
 
 /**
  * An access token this instance issued and that is still good: signature/issuer/expiry (JWT) or
@@ -41,7 +41,7 @@ export async function resolveAccessToken(env: TokenEnv, token: string): Promise<
   if (!token || token.length > 8192) return undefined;
   const resolved = looksLikeJwt(token) ? await fromJwt(env, token) : await fromStored(env, token);
   if (!resolved) return undefined;
-  const client = await getClient(env.db, resolved.clientId);
+  const client = await getClient(env, resolved.clientId);
   // A machine user that presented its jwt-bearer assertion without a client is its own client:
   // its tokens name it as both client_id and sub, and no registered client has that id.
   const ownClient = !client && resolved.sub === resolved.clientId;
@@ -52,7 +52,7 @@ export async function resolveAccessToken(env: TokenEnv, token: string): Promise<
     user = (await getUser(env.db, userId)) ?? null;
     // A JWT does not say whether its subject is a user or a client (token exchange can make a
     // client the subject of a token issued to another client): only a known client may stand in.
-    if (!user && !(resolved.format === "jwt" && !ownClient && (await getClient(env.db, userId)))) return undefined;
+    if (!user && !(resolved.format === "jwt" && !ownClient && (await getClient(env, userId)))) return undefined;
     if (user?.locked) return undefined;
   }
   if (ownClient && user?.type !== "machine") return undefined;

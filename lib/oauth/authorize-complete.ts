@@ -1,5 +1,5 @@
 import { pageOverrides } from "@/lib/i18n/overrides";
-import type { Instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import { completeAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { recordAudit } from "@/lib/store/audit";
 import type { Client } from "@/lib/store/clients";
@@ -19,7 +19,7 @@ import { issueAccessToken, issueIdToken } from "./tokens";
  * first, so a replayed callback cannot mint a second code.
  */
 export async function completeAuthorization(
-  inst: Instance,
+  inst: Engine,
   authRequestId: string,
   req: AuthRequest,
   client: Client,
@@ -32,7 +32,7 @@ export async function completeAuthorization(
     mode: req.responseMode as "query" | "fragment" | "form_post",
     lang: req.locale,
     theme: settings.branding,
-    texts: req.responseMode === "form_post" ? await pageOverrides(db, req.locale) : undefined,
+    texts: req.responseMode === "form_post" ? await pageOverrides(inst, req.locale) : undefined,
   };
   if (!(await completeAuthRequest(db, authRequestId))) throw new InvalidRequest("This authorization request was already answered.");
   const user = await getUser(db, session.userId);
@@ -75,7 +75,8 @@ export async function completeAuthorization(
   const tokenCtx = {
     db,
     masterKey: inst.masterKey,
-    issuer: inst.config.issuer,
+    issuer: inst.issuer,
+    caches: inst.caches,
     client,
     user,
     scopes: req.scopes,

@@ -1,4 +1,4 @@
-import type { Executor } from "@/lib/db/client";
+import type { TokenEnv } from "./tokens";
 import type { Client } from "@/lib/store/clients";
 import { InvalidRequest, InvalidScope, RequestNotSupported, RequestUriNotSupported, UnauthorizedClient, UnsupportedResponseType } from "./errors";
 import { authorizeFields, canonicalResponseType, type Prompt, type RawAuthorizeParams } from "./params/authorize";
@@ -26,7 +26,7 @@ export type ValidAuthorizeRequest = {
 export async function validateAuthorizeRequest(
   raw: RawAuthorizeParams,
   client: Client,
-  ctx: { db: Executor; masterKey: Buffer; issuer: string },
+  ctx: TokenEnv,
 ): Promise<ValidAuthorizeRequest> {
   const v = raw.values;
   if (v.request !== undefined) throw new RequestNotSupported("The request parameter is not supported.");
@@ -107,7 +107,7 @@ export async function validateAuthorizeRequest(
 async function idTokenHintSubject(
   hint: string,
   client: Client,
-  ctx: { db: Executor; masterKey: Buffer; issuer: string },
+  ctx: TokenEnv,
 ): Promise<string> {
   const h = await verifyIdTokenHint(ctx, hint);
   if (!h || !h.aud.includes(client.id)) throw new InvalidRequest("The id_token_hint is not a valid ID token of this issuer.");

@@ -1,7 +1,6 @@
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { pageOverrides } from "@/lib/i18n/overrides";
-import { instance, type Instance } from "@/lib/instance";
-import { log } from "@/lib/log";
+import type { Engine } from "@/lib/engine";
 import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
 import { serializeCookie } from "@/lib/session/cookies";
 import { ensureUserAgent, userAgentOfRequest } from "@/lib/session/user-agent";
@@ -29,30 +28,28 @@ function redirect(location: string, cookies: string[]): Response {
  * there is shown on our own page (never a redirect to an untrusted URI); every later error goes
  * to the redirect URI with `state`, in the response mode that applies.
  */
-export async function handleAuthorize(request: Request): Promise<Response> {
-  let inst: Instance;
+export async function handleAuthorize(inst: Engine, request: Request): Promise<Response> {
   let settings: Settings;
   try {
-    inst = await instance();
-    settings = await getSettings(inst.db);
+    settings = await getSettings(inst);
   } catch (err) {
-    log().error({ err }, "authorize: instance unavailable");
+    inst.log.error({ err }, "authorize: settings unavailable");
     return authorizeErrorPage({ status: 500, locale: "en", code: "serverError" });
   }
   const acceptLanguage = request.headers.get("accept-language");
   const raw = await readAuthorizeParams(request).catch(() => ({ unsupportedBody: true as const }));
   if ("unsupportedBody" in raw) {
     const locale = resolveLocale({ acceptLanguage, defaultLocale: settings.defaultLocale });
-    return authorizeErrorPage({ status: 400, locale, code: "badRequest", theme: settings.branding, texts: await pageOverrides(inst.db, locale) });
+    return authorizeErrorPage({ status: 400, locale, code: "badRequest", theme: settings.branding, texts: await pageOverrides(inst, locale) });
   }
   const v = raw.values;
   const locale = resolveLocale({ uiLocales: v.ui_locales, acceptLanguage, defaultLocale: settings.defaultLocale });
-  const texts = await pageOverrides(inst.db, locale);
+  const texts = await pageOverrides(inst, locale);
   const page = (code: string) => authorizeErrorPage({ status: 400, locale, code, theme: settings.branding, texts });
 
   if (raw.repeated.includes("client_id") || raw.repeated.includes("redirect_uri")) return page("repeatedClient");
   if (!v.client_id) return page("missingClientId");
-  const client = v.client_id.length <= 200 ? await getClient(inst.db, v.client_id) : undefined;
+  const client = v.client_id.length <= 200 ? await getClient(inst, v.client_id) : undefined;
   if (!client) return page("unknownClient");
   if (!v.redirect_uri) return page("missingRedirectUri");
   if (!client.redirectUris.includes(v.redirect_uri)) return page("redirectUriMismatch");
@@ -65,7 +62,7 @@ export async function handleAuthorize(request: Request): Promise<Response> {
     respond({ error: err.error, error_description: err.description, state: v.state }, cookies);
 
   try {
-    const req = await validateAuthorizeRequest(raw, client, { db: inst.db, masterKey: inst.masterKey, issuer: inst.config.issuer });
+    const req = await validateAuthorizeRequest(raw, client, inst);
     const ua = await ensureUserAgent(inst.db, inst.config.issuer, request);
     const cookies = [
       ...(ua.setCookie ? [ua.setCookie] : []),
@@ -118,7 +115,7 @@ export async function handleAuthorize(request: Request): Promise<Response> {
     }
   } catch (err) {
     if (err instanceof OAuthError) return fail(err);
-    log().error({ err }, "authorize failed");
+    inst.log.error({ err }, "authorize failed");
     return fail(new ServerError("The server encountered an unexpected condition."));
   }
 }
@@ -133,19 +130,18 @@ function withCookies(response: Response, cookies: string[]): Response {
  * has been chosen or created. It checks that session against the pending request once more and
  * answers the client.
  */
-export async function handleAuthorizeCallback(request: Request): Promise<Response> {
-  const inst = await instance();
-  const settings = await getSettings(inst.db);
+export async function handleAuthorizeCallback(inst: Engine, request: Request): Promise<Response> {
+  const settings = await getSettings(inst);
   const id = new URL(request.url).searchParams.get("id");
   const fallbackLocale = resolveLocale({ acceptLanguage: request.headers.get("accept-language"), defaultLocale: settings.defaultLocale });
   const ua = await userAgentOfRequest(inst.db, inst.config.issuer, request);
   const authRequest = ua ? await findPendingAuthRequest(inst.db, id, ua.id) : undefined;
   if (!ua || !authRequest || !id) {
-    const texts = await pageOverrides(inst.db, fallbackLocale);
+    const texts = await pageOverrides(inst, fallbackLocale);
     return authorizeErrorPage({ status: 400, locale: fallbackLocale, code: "expired", theme: settings.branding, texts });
   }
-  const client = await getClient(inst.db, authRequest.clientId);
-  const texts = await pageOverrides(inst.db, authRequest.locale);
+  const client = await getClient(inst, authRequest.clientId);
+  const texts = await pageOverrides(inst, authRequest.locale);
   if (!client || !client.redirectUris.includes(authRequest.redirectUri)) {
     return authorizeErrorPage({ status: 400, locale: authRequest.locale, code: "unknownClient", theme: settings.branding, texts });
   }
@@ -159,7 +155,7 @@ export async function handleAuthorizeCallback(request: Request): Promise<Respons
     return await completeAuthorization(inst, id, authRequest, client, session, settings);
   } catch (err) {
     const e = err instanceof OAuthError ? err : new ServerError("The server encountered an unexpected condition.");
-    if (!(err instanceof OAuthError)) log().error({ err }, "authorize callback failed");
+    if (!(err instanceof OAuthError)) inst.log.error({ err }, "authorize callback failed");
     return deliverAuthorizationResponse(
       { redirectUri: authRequest.redirectUri, mode: authRequest.responseMode as "query", lang: authRequest.locale, theme: settings.branding, texts },
       { error: e.error, error_description: e.description, state: authRequest.state ?? undefined },

@@ -1,4 +1,5 @@
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
+import type { Caches } from "@/lib/cache/caches";
 import type { Executor } from "@/lib/db/client";
 import { getClient, verifyClientSecret, type AuthMethod, type Client } from "@/lib/store/clients";
 import { useJtiOnce } from "@/lib/store/jti";
@@ -66,7 +67,7 @@ export function hasClientCredentials(request: Request, form: Form): boolean {
   return Boolean((auth && /^basic /i.test(auth)) || form.has("client_id") || form.has("client_assertion") || form.has("client_secret"));
 }
 
-export type ClientAuthEnv = { db: Executor; issuer: string };
+export type ClientAuthEnv = { db: Executor; issuer: string; caches: Caches };
 
 /**
  * Authenticates the client of a back-channel request (spec 5). Exactly one mechanism; it must be
@@ -110,7 +111,7 @@ export async function authenticateClient(
     throw fail("Client authentication is missing.");
   }
 
-  const client = clientId ? await getClient(env.db, clientId) : undefined;
+  const client = clientId ? await getClient(env, clientId) : undefined;
   if (!client) throw fail("The client is unknown or the credentials are invalid.");
   if (client.authMethod !== method) throw fail(`The client must authenticate with ${client.authMethod}.`);
   if (!allowed.includes(method)) throw fail(`${method} is not accepted for this request.`);
@@ -138,13 +139,10 @@ function assertionSubject(assertion: string): string {
   }
 }
 
-// Registered key sets are parsed once per registration version.
-const KEYSETS = Symbol.for("torii.clientKeySets");
-type G = typeof globalThis & { [KEYSETS]?: Map<string, { version: number; keys: JWTVerifyGetKey }> };
-
-export function clientKeySet(client: Client): JWTVerifyGetKey | undefined {
+/** A client's registered keys as a jose key set, parsed once per registration version (engine cache). */
+export function clientKeySet(caches: Caches, client: Client): JWTVerifyGetKey | undefined {
   if (!client.jwks?.keys?.length) return undefined;
-  const map = ((globalThis as G)[KEYSETS] ??= new Map());
+  const map = caches.clientKeySets;
   const version = client.updatedAt.getTime();
   const hit = map.get(client.id);
   if (hit && hit.version === version) return hit.keys;
@@ -164,7 +162,7 @@ export function clientKeySet(client: Client): JWTVerifyGetKey | undefined {
  * `exp` soon, signed by a registered key with an asymmetric algorithm, `jti` used once.
  */
 async function verifyClientAssertion(client: Client, assertion: string, env: ClientAuthEnv, pathname: string): Promise<void> {
-  const keys = clientKeySet(client);
+  const keys = clientKeySet(env.caches, client);
   if (!keys) throw new InvalidClient("The client has no registered keys.");
   let payload;
   try {

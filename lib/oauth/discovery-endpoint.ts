@@ -1,22 +1,17 @@
-import { config } from "@/lib/config";
 import { backChannel, methodNotAllowed } from "@/lib/http/responses";
-import { instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import { getSettings } from "@/lib/store/settings";
 import { discoveryDocument } from "./discovery";
 
-let cached: { key: string; body: string } | undefined;
-
 /**
  * GET /.well-known/openid-configuration. The document depends on the issuer and on the enabled
- * features only, so it is rebuilt when one of them changes and served from memory otherwise.
+ * features only, so it is built once per set of features and served from the engine's cache.
  */
-export const handleDiscovery = backChannel(async (request: Request) => {
+export const handleDiscovery = backChannel(async (inst: Engine, request: Request) => {
   if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET"]);
-  const issuer = config().issuer;
-  const { features } = await getSettings((await instance()).db);
-  const key = issuer + JSON.stringify(features);
-  if (cached?.key !== key) cached = { key, body: JSON.stringify(discoveryDocument(issuer, features)) };
-  return new Response(request.method === "HEAD" ? null : cached.body, {
+  const { features } = await getSettings(inst);
+  const body = await inst.caches.discovery.get(JSON.stringify(features), async () => JSON.stringify(discoveryDocument(inst.issuer, features)));
+  return new Response(request.method === "HEAD" ? null : body, {
     status: 200,
     headers: {
       "Content-Type": "application/json; charset=utf-8",

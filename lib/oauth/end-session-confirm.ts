@@ -1,7 +1,6 @@
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
-import { instance } from "@/lib/instance";
-import { log } from "@/lib/log";
+import type { Engine } from "@/lib/engine";
 import { sameOrigin } from "@/lib/session/csrf";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { errorLocation, LOGOUT_PATHS, onIssuer, performLogout } from "./end-session";
@@ -14,9 +13,8 @@ import { isFormEncoded, parseForm } from "./form";
  * this very request; the pending logout must be intact and fresh. Then it happens exactly as
  * end_session decided it, redirect included.
  */
-export async function handleLogoutConfirm(request: Request): Promise<Response> {
+export async function handleLogoutConfirm(inst: Engine, request: Request): Promise<Response> {
   if (request.method !== "POST") return new Response(null, { status: 405, headers: { Allow: "POST", "Cache-Control": "no-store" } });
-  const inst = await instance();
   const issuer = inst.config.issuer;
   const refuse = () => seeOther(onIssuer(issuer, errorLocation("expired")));
   try {
@@ -37,7 +35,7 @@ export async function handleLogoutConfirm(request: Request): Promise<Response> {
     });
     return seeOther(onIssuer(issuer, pending.redirect ?? LOGOUT_PATHS.signedOut));
   } catch (err) {
-    log().error({ err }, "logout confirmation failed");
+    inst.log.error({ err }, "logout confirmation failed");
     return refuse();
   }
 }

@@ -1,8 +1,7 @@
 import { clientAddress } from "@/lib/http/client-address";
 import { found, seeOther } from "@/lib/http/responses";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
-import { instance, type Instance } from "@/lib/instance";
-import { log } from "@/lib/log";
+import type { Engine } from "@/lib/engine";
 import { LOGIN_PATHS } from "@/lib/login/paths";
 import { serializeCookie } from "@/lib/session/cookies";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
@@ -65,7 +64,7 @@ export type Actor = { ip: string | null; userAgent: string | null };
  * record), so introspection, refresh and `prompt=none` all see the logout at once.
  */
 export async function performLogout(
-  inst: Instance,
+  inst: Engine,
   opts: { userAgentId: string; userId: string | null; clientId: string | null; actor: Actor; via: string },
 ): Promise<Session[]> {
   const ids = opts.userId ? await openSessionIdsOfUser(inst.db, opts.userAgentId, opts.userId) : undefined;
@@ -119,10 +118,10 @@ type Decision = {
  * against the client so named, and ignored when no client is named; a URI that fails the check
  * is not followed (the signed-out page is shown instead, never an open redirect).
  */
-async function decide(inst: Instance, p: Params, primaryDomain: string): Promise<Decision> {
+async function decide(inst: Engine, p: Params, primaryDomain: string): Promise<Decision> {
   let hint: IdTokenHint | null = null;
   if (p.id_token_hint) {
-    hint = (await verifyIdTokenHint({ db: inst.db, masterKey: inst.masterKey, issuer: inst.config.issuer }, p.id_token_hint)) ?? null;
+    hint = (await verifyIdTokenHint(inst, p.id_token_hint)) ?? null;
     if (!hint) throw new Refused("invalidHint");
   }
   if (hint && p.client_id !== undefined && p.client_id !== hint.azp) throw new Refused("clientMismatch");
@@ -130,7 +129,7 @@ async function decide(inst: Instance, p: Params, primaryDomain: string): Promise
   let client: Client | null = null;
   const clientId = hint?.azp ?? p.client_id;
   if (clientId) {
-    client = (clientId.length <= 200 ? await getClient(inst.db, clientId) : undefined) ?? null;
+    client = (clientId.length <= 200 ? await getClient(inst, clientId) : undefined) ?? null;
     // A client_id that names nobody is a broken request; a hint whose client was deleted since
     // is still a good hint, it just has no redirect URIs left.
     if (!client && !hint) throw new Refused("unknownClient");
@@ -156,21 +155,14 @@ async function decide(inst: Instance, p: Params, primaryDomain: string): Promise
  * signed in in this browser; otherwise (a bare link any site could embed) the user confirms on
  * a CSRF-protected page first. Errors go to an error page and are never redirected.
  */
-export async function handleEndSession(request: Request): Promise<Response> {
+export async function handleEndSession(inst: Engine, request: Request): Promise<Response> {
   if (request.method !== "GET" && request.method !== "POST") {
     return new Response(null, { status: 405, headers: { Allow: "GET, POST", "Cache-Control": "no-store" } });
-  }
-  let inst: Instance;
-  try {
-    inst = await instance();
-  } catch (err) {
-    log().error({ err }, "end_session: instance unavailable");
-    return new Response("Service unavailable", { status: 503, headers: { "Cache-Control": "no-store" } });
   }
   const issuer = inst.config.issuer;
   try {
     const p = await readParams(request);
-    const settings = await getSettings(inst.db);
+    const settings = await getSettings(inst);
     const cookies: string[] = [];
     if (p.ui_locales) {
       const locale = resolveLocale({ uiLocales: p.ui_locales, acceptLanguage: request.headers.get("accept-language"), defaultLocale: settings.defaultLocale });
@@ -197,7 +189,7 @@ export async function handleEndSession(request: Request): Promise<Response> {
     return done(d.redirect);
   } catch (err) {
     if (err instanceof Refused) return redirect(issuer, errorLocation(err.reason), request.method);
-    log().error({ err }, "end_session failed");
+    inst.log.error({ err }, "end_session failed");
     return redirect(issuer, errorLocation("badRequest"), request.method);
   }
 }

@@ -1,5 +1,5 @@
+import type { TokenEnv } from "./tokens";
 import { compactVerify } from "jose";
-import type { Executor } from "@/lib/db/client";
 import { publicKeySet, SIGNING_ALG } from "@/lib/keys/signing-keys";
 
 export type IdTokenHint = { sub: string; azp: string; aud: string[]; sid: string | null };
@@ -13,12 +13,12 @@ export type IdTokenHint = { sub: string; azp: string; aud: string[]; sid: string
  * names the client and the user; logging out twice must keep working. Undefined when invalid.
  */
 export async function verifyIdTokenHint(
-  env: { db: Executor; masterKey: Buffer; issuer: string },
+  env: TokenEnv,
   token: string,
 ): Promise<IdTokenHint | undefined> {
   if (token.length > 8192) return undefined;
   try {
-    const { payload, protectedHeader } = await compactVerify(token, await publicKeySet(env.db, env.masterKey), { algorithms: [SIGNING_ALG] });
+    const { payload, protectedHeader } = await compactVerify(token, await publicKeySet(env), { algorithms: [SIGNING_ALG] });
     // An access token (typ at+jwt) is not an ID token, even though we signed it.
     if ((protectedHeader.typ ?? "JWT") !== "JWT") return undefined;
     const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;

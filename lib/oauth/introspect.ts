@@ -1,5 +1,5 @@
 import { backChannel, json, NO_STORE } from "@/lib/http/responses";
-import { instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import { getSettings } from "@/lib/store/settings";
 import { loginNameOf } from "@/lib/store/users";
 import { resolveAccessToken, type ActiveAccessToken } from "./access-token";
@@ -50,7 +50,7 @@ export function introspectionResponse(
  * them would help nobody but whoever found one; the client that holds one learns its state at
  * the token endpoint. `token_type_hint` is therefore accepted and ignored.
  */
-export const handleIntrospect = backChannel(async (request: Request) => {
+export const handleIntrospect = backChannel(async (inst: Engine, request: Request) => {
   if (request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The introspection endpoint accepts POST only." }, 405, {
       ...NO_STORE,
@@ -58,12 +58,11 @@ export const handleIntrospect = backChannel(async (request: Request) => {
     });
   }
   const form = await readForm(request);
-  const inst = await instance();
-  const env = { db: inst.db, masterKey: inst.masterKey, issuer: inst.config.issuer };
+  const env = inst;
   const { client } = await authenticateClient(request, form, env, INTROSPECTION_AUTH_METHODS);
   const token = form.get("token");
   if (!token) throw new InvalidRequest("The token parameter is missing.");
-  const { primaryDomain } = await getSettings(inst.db);
+  const { primaryDomain } = await getSettings(inst);
   const body = introspectionResponse(await resolveAccessToken(env, token), client.id, { issuer: env.issuer, primaryDomain });
   return json(body, 200, { ...NO_STORE });
 });

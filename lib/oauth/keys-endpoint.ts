@@ -1,6 +1,6 @@
 import { clientAddress } from "@/lib/http/client-address";
 import { backChannel, json, methodNotAllowed } from "@/lib/http/responses";
-import { instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import { publicJwks } from "@/lib/keys/signing-keys";
 import { hitRateLimit } from "@/lib/store/rate-limit";
 import { getSettings } from "@/lib/store/settings";
@@ -9,10 +9,9 @@ import { getSettings } from "@/lib/store/settings";
  * GET /oauth/v2/keys: the public signing keys. Cacheable with an ETag; rate limited per client
  * address with counters in the database, so that the limit holds across instances.
  */
-export const handleKeys = backChannel(async (request: Request) => {
+export const handleKeys = backChannel(async (inst: Engine, request: Request) => {
   if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET"]);
-  const inst = await instance();
-  const settings = await getSettings(inst.db);
+  const settings = await getSettings(inst);
   const limit = await hitRateLimit(inst.db, `jwks:${clientAddress(request)}`, settings.rateLimits.jwksPerMinute, 60);
   if (!limit.allowed) {
     return json(
@@ -21,7 +20,7 @@ export const handleKeys = backChannel(async (request: Request) => {
       { "Retry-After": String(limit.retryAfterSeconds), "Cache-Control": "no-store" },
     );
   }
-  const { body, etag } = await publicJwks(inst.db, inst.masterKey);
+  const { body, etag } = await publicJwks(inst);
   const headers = {
     "Cache-Control": `public, max-age=${inst.config.jwksMaxAgeSeconds}`,
     ETag: etag,

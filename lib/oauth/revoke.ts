@@ -1,6 +1,6 @@
 import { clientAddress } from "@/lib/http/client-address";
 import { backChannel, json, NO_STORE } from "@/lib/http/responses";
-import { instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import type { Client } from "@/lib/store/clients";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findTokenByValue, getRefreshFamily, isStoredTokenActive, revokeFamily, revokeJti, revokeStoredToken } from "@/lib/store/tokens";
@@ -64,7 +64,7 @@ async function revokeStoredValue(env: TokenEnv, client: Client, token: string): 
 }
 
 /** POST /oauth/v2/revoke (RFC 7009): all four client authentication methods (spec 5). */
-export const handleRevoke = backChannel(async (request: Request) => {
+export const handleRevoke = backChannel(async (inst: Engine, request: Request) => {
   if (request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The revocation endpoint accepts POST only." }, 405, {
       ...NO_STORE,
@@ -72,8 +72,7 @@ export const handleRevoke = backChannel(async (request: Request) => {
     });
   }
   const form = await readForm(request);
-  const inst = await instance();
-  const env = { db: inst.db, masterKey: inst.masterKey, issuer: inst.config.issuer };
+  const env = inst;
   const { client } = await authenticateClient(request, form, env, ALL_METHODS);
   const token = form.get("token");
   if (!token) throw new InvalidRequest("The token parameter is missing.");

@@ -1,6 +1,6 @@
 import { backChannel, json, NO_STORE } from "@/lib/http/responses";
 import { clientAddress } from "@/lib/http/client-address";
-import { instance } from "@/lib/instance";
+import type { Engine } from "@/lib/engine";
 import { getSettings } from "@/lib/store/settings";
 import { authenticateClient, hasClientCredentials } from "./client-auth";
 import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from "./errors";
@@ -22,7 +22,7 @@ export const GRANTS: Record<string, Grant> = Object.fromEntries(
  * enabled), client authentication with the grant's methods, client registered for the grant,
  * then the grant itself. Every answer is JSON and never cached.
  */
-export const handleToken = backChannel(async (request: Request) => {
+export const handleToken = backChannel(async (inst: Engine, request: Request) => {
   if (request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The token endpoint accepts POST only." }, 405, { ...NO_STORE, Allow: "POST" });
   }
@@ -32,13 +32,12 @@ export const handleToken = backChannel(async (request: Request) => {
   const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
   if (!grant) throw new UnsupportedGrantType(`The grant type ${grantType} is not supported.`);
 
-  const inst = await instance();
-  const settings = await getSettings(inst.db);
+  const settings = await getSettings(inst);
   if (grant.feature && !settings.features[grant.feature]) {
     throw new UnsupportedGrantType(`The grant type ${grantType} is disabled on this instance; enable the ${grant.feature} feature to use it.`);
   }
 
-  const env = { db: inst.db, issuer: inst.config.issuer };
+  const env = inst;
   let client = null;
   if (grant.clientAuth !== "optional") client = (await authenticateClient(request, form, env, grant.clientAuth)).client;
   else if (hasClientCredentials(request, form)) client = (await authenticateClient(request, form, env)).client;
@@ -51,7 +50,9 @@ export const handleToken = backChannel(async (request: Request) => {
     form,
     db: inst.db,
     masterKey: inst.masterKey,
-    issuer: inst.config.issuer,
+    issuer: inst.issuer,
+    caches: inst.caches,
+    log: inst.log,
     settings,
     client,
     audit: {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { jwtVerify, SignJWT, type JWTPayload } from "jose";
+import type { Caches } from "@/lib/cache/caches";
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
 import { activeSigningKey, publicKeySet, SIGNING_ALG } from "@/lib/keys/signing-keys";
@@ -17,10 +18,10 @@ export const GRANT_CLAIM = "gid";
  * Everything a token is issued from. The authorization endpoint (implicit flow) and every grant
  * of the token endpoint build one of these; nothing here knows which grant it came from.
  */
-export type TokenContext = {
-  db: Executor;
-  masterKey: Buffer;
-  issuer: string;
+/** What issuing and verifying our own tokens needs: the database, the keys and the caches. */
+export type TokenEnv = { db: Executor; masterKey: Buffer; issuer: string; caches: Caches };
+
+export type TokenContext = TokenEnv & {
   client: Client;
   /** The user the tokens are about; absent when the client itself is the subject (client credentials). */
   user?: User | null;
@@ -62,7 +63,7 @@ function subjectOf(ctx: TokenContext): string {
 }
 
 async function sign(ctx: TokenContext, payload: Record<string, unknown>, typ: string): Promise<string> {
-  const key = await activeSigningKey(ctx.db, ctx.masterKey);
+  const key = await activeSigningKey(ctx);
   return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ }).sign(key.privateKey);
 }
 
@@ -137,7 +138,7 @@ export async function issueIdToken(ctx: TokenContext): Promise<string> {
   if (ctx.actor) payload.act = ctx.actor;
   const releaseUserClaims = !ctx.withAccessToken || ctx.client.idTokenUserinfoAssertion;
   const scopes = releaseUserClaims ? ctx.scopes : ctx.scopes.filter((s) => !(USER_CLAIM_SCOPES as readonly string[]).includes(s));
-  const { primaryDomain } = await getSettings(ctx.db);
+  const { primaryDomain } = await getSettings(ctx);
   // Registered claims above win over user claims of the same name.
   return sign(ctx, { ...claimsForScopes(ctx.user, scopes, primaryDomain), ...payload }, "JWT");
 }
@@ -192,13 +193,13 @@ export function looksLikeJwt(token: string): boolean {
  * that it has not been revoked by jti, grant or session. Undefined when any of that fails.
  */
 export async function verifyOwnJwt(
-  env: { db: Executor; masterKey: Buffer; issuer: string },
+  env: TokenEnv,
   token: string,
   typ: "at+jwt" | "JWT",
 ): Promise<JWTPayload | undefined> {
   if (!looksLikeJwt(token)) return undefined;
   try {
-    const { payload, protectedHeader } = await jwtVerify(token, await publicKeySet(env.db, env.masterKey), {
+    const { payload, protectedHeader } = await jwtVerify(token, await publicKeySet(env), {
       algorithms: [SIGNING_ALG],
       issuer: env.issuer,
       requiredClaims: ["exp", "iat", "sub"],

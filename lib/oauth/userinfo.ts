@@ -1,6 +1,5 @@
 import { json, NO_STORE } from "@/lib/http/responses";
-import { instance } from "@/lib/instance";
-import { log } from "@/lib/log";
+import type { Engine } from "@/lib/engine";
 import { getSettings } from "@/lib/store/settings";
 import { resolveAccessToken } from "./access-token";
 import { claimsForScopes } from "./claims";
@@ -78,7 +77,7 @@ async function presentedToken(request: Request): Promise<string> {
  * scopes, nothing else. The token must be active (not expired, not revoked by its client or a
  * logout), be about a user (a client-credentials token is not), and carry `openid`.
  */
-export async function handleUserinfo(request: Request): Promise<Response> {
+export async function handleUserinfo(inst: Engine, request: Request): Promise<Response> {
   if (request.method === "OPTIONS") {
     return new Response(null, {
       status: 204,
@@ -94,16 +93,15 @@ export async function handleUserinfo(request: Request): Promise<Response> {
   }
   try {
     const token = await presentedToken(request);
-    const inst = await instance();
-    const t = await resolveAccessToken({ db: inst.db, masterKey: inst.masterKey, issuer: inst.config.issuer }, token);
+    const t = await resolveAccessToken(inst, token);
     if (!t) throw new BearerError(401, "invalid_token", "The access token is invalid, expired or revoked.");
     if (!t.user) throw new BearerError(401, "invalid_token", "The access token is not about a user.");
     if (!t.scopes.includes("openid")) throw new BearerError(403, "insufficient_scope", "The access token lacks the openid scope.", "openid");
-    const { primaryDomain } = await getSettings(inst.db);
+    const { primaryDomain } = await getSettings(inst);
     return json({ ...claimsForScopes(t.user, t.scopes, primaryDomain), sub: t.user.id }, 200, { ...NO_STORE, ...CORS });
   } catch (err) {
     if (err instanceof BearerError) return err.response();
-    log().error({ err, path: new URL(request.url).pathname }, "unhandled error");
+    inst.log.error({ err, path: new URL(request.url).pathname }, "unhandled error");
     return json({ error: "server_error", error_description: "The server encountered an unexpected condition." }, 500, { ...NO_STORE });
   }
 }

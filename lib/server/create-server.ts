@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { Config } from "@/lib/config";
+import type { Engine } from "@/lib/engine";
 import { CLIENT_ADDRESS_HEADER, resolveClientAddress } from "@/lib/http/client-address";
 import { API_CSP, commonSecurityHeaders, pageCsp, setsOwnCsp } from "@/lib/http/security-headers";
-import { log } from "@/lib/log";
 import { BodyTooLarge, readBody, sendWebResponse, toWebRequest } from "./node-adapter";
 import { fastHandlerFor } from "./routes";
 
@@ -13,7 +12,8 @@ export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => 
  * The production HTTP server: back-channel endpoints straight to their Web handlers, every other
  * request to Next (or to `fallback` in tests that run without a Next build).
  */
-export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): http.Server {
+export function createToriiServer(engine: Engine, fallback?: NextRequestHandler): http.Server {
+  const cfg = engine.config;
   const common = commonSecurityHeaders(cfg.issuer);
   const origin = new URL(cfg.issuer).origin;
 
@@ -28,7 +28,7 @@ export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): h
       if (handler) {
         let body: Buffer | null = null;
         if (req.method !== "GET" && req.method !== "HEAD") body = await readBody(req);
-        const response = await handler(toWebRequest(req, origin, body));
+        const response = await handler(engine, toWebRequest(req, origin, body));
         await sendWebResponse(res, response, { ...common, "Content-Security-Policy": API_CSP });
         return;
       }
@@ -48,7 +48,7 @@ export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): h
         res.end(JSON.stringify({ error: "invalid_request", error_description: "Request body too large." }), () => req.destroy());
         return;
       }
-      log().error({ err, path: pathname }, "request failed");
+      engine.log.error({ err, path: pathname }, "request failed");
       if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json", ...common });
       res.end(JSON.stringify({ error: "server_error", error_description: "The server encountered an unexpected condition." }));
     }

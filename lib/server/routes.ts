@@ -1,3 +1,4 @@
+import type { Engine } from "@/lib/engine";
 import { handleHealthz, handleReadyz } from "@/lib/http/health";
 import { handleBrandingLogo } from "@/lib/management/logo-endpoint";
 import { handleManagement } from "@/lib/management/router";
@@ -9,7 +10,8 @@ import { handleRevoke } from "@/lib/oauth/revoke";
 import { handleToken } from "@/lib/oauth/token-endpoint";
 import { handleUserinfo } from "@/lib/oauth/userinfo";
 
-export type WebHandler = (request: Request) => Promise<Response>;
+/** A core handler: the engine of this process, and the Web request. */
+export type WebHandler = (engine: Engine, request: Request) => Promise<Response>;
 
 /**
  * The back-channel endpoints that server.ts serves directly, outside Next's request pipeline

@@ -1,5 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import { clients } from "@/db/schema";
+import type { Caches } from "@/lib/cache/caches";
+import type { Invalidation } from "@/lib/cache/invalidation";
 import type { Executor } from "@/lib/db/client";
 import { constantTimeEqual, randomId, randomToken, sha256 } from "@/lib/crypto";
 
@@ -33,7 +35,6 @@ export async function insertClient(db: Executor, data: NewClient): Promise<{ cli
     .insert(clients)
     .values({ ...data, id: randomId(), secretHash: secret ? sha256(secret) : null })
     .returning();
-  invalidateClient(client!.id);
   return { client: client!, secret };
 }
 
@@ -43,7 +44,6 @@ export async function updateClient(db: Executor, id: string, patch: Partial<NewC
     .set({ ...patch, updatedAt: new Date() })
     .where(eq(clients.id, id))
     .returning();
-  invalidateClient(id);
   return client;
 }
 
@@ -54,13 +54,11 @@ export async function setClientSecret(db: Executor, id: string, secret: string |
     .set({ secretHash: secret ? sha256(secret) : null, updatedAt: new Date() })
     .where(eq(clients.id, id))
     .returning();
-  invalidateClient(id);
   return client;
 }
 
 export async function deleteClient(db: Executor, id: string): Promise<boolean> {
   const rows = await db.delete(clients).where(eq(clients.id, id)).returning({ id: clients.id });
-  invalidateClient(id);
   return rows.length > 0;
 }
 
@@ -73,34 +71,23 @@ export function verifyClientSecret(client: Client, presented: string): boolean {
   return constantTimeEqual(sha256(presented), client.secretHash);
 }
 
-// Registrations are read on every protocol request: cached briefly per process, dropped on change here.
-const TTL_MS = 3000;
-const CACHE = Symbol.for("torii.clients.cache");
-type G = typeof globalThis & { [CACHE]?: Map<string, { at: number; value: Promise<Client | undefined> }> };
-
-function cacheMap() {
-  const g = globalThis as G;
-  return (g[CACHE] ??= new Map());
+/**
+ * A client by id from the engine's cache: registrations are read on every protocol request.
+ * Changes drop the entry everywhere after they commit (`mutate` with `clientChanged`).
+ */
+export function getClient(scope: { db: Executor; caches: Caches }, id: string): Promise<Client | undefined> {
+  return scope.caches.clients.get(id, () =>
+    scope.db
+      .select()
+      .from(clients)
+      .where(eq(clients.id, id))
+      .then((r) => r[0]),
+  );
 }
 
-export function invalidateClient(id: string): void {
-  cacheMap().delete(id);
-}
-
-/** A client by id, from a cache that is at most a few seconds stale. */
-export async function getClient(db: Executor, id: string): Promise<Client | undefined> {
-  const map = cacheMap();
-  const hit = map.get(id);
-  if (hit && Date.now() - hit.at < TTL_MS) return hit.value;
-  const value = db
-    .select()
-    .from(clients)
-    .where(eq(clients.id, id))
-    .then((r) => r[0]);
-  if (map.size > 10_000) map.clear();
-  map.set(id, { at: Date.now(), value });
-  value.catch(() => map.delete(id));
-  return value;
+/** The invalidation for a changed or deleted client (lib/cache/invalidation.ts `mutate`). */
+export function clientChanged(id: string): Invalidation {
+  return { cache: "clients", key: id };
 }
 
 /** Uncached read, for management operations that must see their own writes. */

@@ -1,7 +1,9 @@
 import { eq } from "drizzle-orm";
 import { instanceSettings } from "@/db/schema";
 import type { Branding, Features, Lifetimes, LockoutPolicy, PasswordPolicy, RateLimits } from "@/db/schema";
-import type { Executor } from "@/lib/db/client";
+import type { Caches } from "@/lib/cache/caches";
+import { mutate, type MutationScope } from "@/lib/cache/invalidation";
+import type { Executor, Tx } from "@/lib/db/client";
 
 export type Settings = typeof instanceSettings.$inferSelect;
 
@@ -47,51 +49,26 @@ export function defaultSettings(issuer: string, masterKeyCheck: string): typeof 
   };
 }
 
-/**
- * Settings are read on every protocol request, so they are cached for a few seconds per process.
- * Changes made through this process invalidate at once; other instances see them within TTL_MS.
- */
-const TTL_MS = 3000;
-const CACHE = Symbol.for("torii.settings.cache");
-type G = typeof globalThis & { [CACHE]?: { at: number; value: Promise<Settings | undefined> } };
-
 export async function readSettings(db: Executor): Promise<Settings | undefined> {
   const [row] = await db.select().from(instanceSettings).where(eq(instanceSettings.id, 1));
   return row;
 }
 
-export async function getSettings(db: Executor): Promise<Settings> {
-  const g = globalThis as G;
-  const c = g[CACHE];
-  if (c && Date.now() - c.at < TTL_MS) {
-    const v = await c.value;
-    if (v) return v;
-  }
-  const value = readSettings(db);
-  g[CACHE] = { at: Date.now(), value };
-  const v = await value.catch((e) => {
-    g[CACHE] = undefined;
-    throw e;
-  });
-  if (!v) throw new Error("instance settings missing: the instance was not bootstrapped");
-  return v;
-}
-
-export function invalidateSettings(): void {
-  (globalThis as G)[CACHE] = undefined;
-}
-
-type Tx = Parameters<Parameters<Executor["transaction"]>[0]>[0];
-
 /**
- * Runs `fn` in a transaction and drops the settings cache once it has committed. Dropping it
- * inside the transaction would not do: a request reading the settings before the commit refills
- * the cache with the old row, which then stays for TTL_MS.
+ * The settings, from the engine's cache (lib/cache/caches.ts): read on every protocol request,
+ * dropped on every instance when a change commits (`mutateSettings`).
  */
-export async function mutateSettings<T>(db: Executor, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const result = await db.transaction(fn);
-  invalidateSettings();
-  return result;
+export async function getSettings(scope: { db: Executor; caches: Caches }): Promise<Settings> {
+  return scope.caches.settings.get("settings", async () => {
+    const v = await readSettings(scope.db);
+    if (!v) throw new Error("instance settings missing: the instance was not bootstrapped");
+    return v;
+  });
+}
+
+/** Runs `fn` in a transaction; the settings cache is dropped everywhere once it has committed. */
+export function mutateSettings<T>(scope: MutationScope, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return mutate(scope, [{ cache: "settings" }], fn);
 }
 
 /** Writes settings without touching the cache; call it inside mutateSettings. */
@@ -107,7 +84,7 @@ export async function writeSettings(
   return row!;
 }
 
-/** A single settings write in its own transaction, visible to this process at once. */
-export function updateSettings(db: Executor, patch: Parameters<typeof writeSettings>[1]): Promise<Settings> {
-  return mutateSettings(db, (tx) => writeSettings(tx, patch));
+/** A single settings write in its own transaction, visible to every instance once committed. */
+export function updateSettings(scope: MutationScope, patch: Parameters<typeof writeSettings>[1]): Promise<Settings> {
+  return mutateSettings(scope, (tx) => writeSettings(tx, patch));
 }

@@ -1,5 +1,5 @@
 import { getTranslations } from "next-intl/server";
-import type { Settings } from "@/lib/store/settings";
+import type { Settings } from "@torii/core/store/settings";
 import { BrandMark } from "./brand-mark";
 
 /** The frame of every login page: brand, one card with the page's single <h1>, a quiet footer. */

@@ -1,5 +1,5 @@
-import { logoSrc } from "@/lib/logo";
-import type { Settings } from "@/lib/store/settings";
+import { logoSrc } from "@torii/core/logo";
+import type { Settings } from "@torii/core/store/settings";
 
 /** The instance logo, or the product name's initial on the brand color when there is none. */
 export function BrandMark({ settings, height }: { settings: Pick<Settings, "branding" | "logo">; height: number }) {

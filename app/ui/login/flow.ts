@@ -1,11 +1,11 @@
 import { cookies } from "next/headers";
-import { instance } from "@/lib/instance";
-import { csrfToken } from "@/lib/session/csrf";
-import { userAgentCookieName } from "@/lib/session/user-agent";
-import { findPendingAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
-import { getClient, type Client } from "@/lib/store/clients";
-import { findUserAgent, liveSessions, type SessionWithUser } from "@/lib/store/sessions";
-import { getSettings, type Settings } from "@/lib/store/settings";
+import { torii } from "@torii/core/runtime";
+import { csrfToken } from "@torii/core/session/csrf";
+import { userAgentCookieName } from "@torii/core/session/user-agent";
+import { findPendingAuthRequest, type AuthRequest } from "@torii/core/store/auth-requests";
+import { getClient, type Client } from "@torii/core/store/clients";
+import { findUserAgent, liveSessions, type SessionWithUser } from "@torii/core/store/sessions";
+import { getSettings, type Settings } from "@torii/core/store/settings";
 
 export type LoginFlow = {
   id: string;
@@ -22,15 +22,15 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 export async function loadFlow(searchParams: SearchParams): Promise<LoginFlow | null> {
   const sp = await searchParams;
   const id = typeof sp.authRequest === "string" ? sp.authRequest : "";
-  const inst = await instance();
+  const inst = await torii();
   const jar = await cookies();
   const cookie = jar.get(userAgentCookieName(inst.config.issuer))?.value;
   const ua = cookie ? await findUserAgent(inst.db, cookie) : undefined;
   if (!ua || !id) return null;
   const authRequest = await findPendingAuthRequest(inst.db, id, ua.id);
   if (!authRequest) return null;
-  const client = await getClient(inst.db, authRequest.clientId);
+  const client = await getClient(inst, authRequest.clientId);
   if (!client) return null;
-  const [settings, sessions] = await Promise.all([getSettings(inst.db), liveSessions(inst.db, ua.id)]);
+  const [settings, sessions] = await Promise.all([getSettings(inst), liveSessions(inst.db, ua.id)]);
   return { id, csrf: csrfToken(inst.masterKey, ua.id, id), authRequest, client, settings, sessions };
 }

@@ -1,12 +1,12 @@
 import { getTranslations } from "next-intl/server";
 import { cookies } from "next/headers";
-import { instance } from "@/lib/instance";
-import { LOGOUT_PATHS } from "@/lib/oauth/end-session";
-import { logoutCsrf, openPendingLogout } from "@/lib/oauth/end-session-request";
-import { userAgentCookieName } from "@/lib/session/user-agent";
-import { getClient } from "@/lib/store/clients";
-import { findUserAgent, liveSessions } from "@/lib/store/sessions";
-import { getSettings } from "@/lib/store/settings";
+import { torii } from "@torii/core/runtime";
+import { LOGOUT_PATHS } from "@torii/core/oauth/end-session";
+import { logoutCsrf, openPendingLogout } from "@torii/core/oauth/end-session-request";
+import { userAgentCookieName } from "@torii/core/session/user-agent";
+import { getClient } from "@torii/core/store/clients";
+import { findUserAgent, liveSessions } from "@torii/core/store/sessions";
+import { getSettings } from "@torii/core/store/settings";
 import { Alert, AuthShell } from "@/app/ui/components/auth-shell";
 import { AccountIdentity } from "@/app/ui/components/account-identity";
 
@@ -20,9 +20,9 @@ export const dynamic = "force-dynamic";
 export default async function LogoutConfirmPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;
   const sealed = typeof sp.request === "string" ? sp.request : "";
-  const inst = await instance();
+  const inst = await torii();
   const t = await getTranslations("logout");
-  const settings = await getSettings(inst.db);
+  const settings = await getSettings(inst);
   const cookie = (await cookies()).get(userAgentCookieName(inst.config.issuer))?.value;
   const ua = cookie ? await findUserAgent(inst.db, cookie) : undefined;
   const pending = ua && sealed ? openPendingLogout(inst.masterKey, sealed, ua.id) : undefined;
@@ -34,7 +34,7 @@ export default async function LogoutConfirmPage({ searchParams }: { searchParams
       </AuthShell>
     );
   }
-  const client = pending.client ? await getClient(inst.db, pending.client) : undefined;
+  const client = pending.client ? await getClient(inst, pending.client) : undefined;
   const sessions = (await liveSessions(inst.db, ua.id)).filter((s) => !pending.user || s.userId === pending.user);
   return (
     <AuthShell

@@ -18,7 +18,7 @@ export const clientCredentialsGrant: Grant = {
     const p = parseParams(clientCredentialsParams, g.form);
     const client = g.client!;
     const scopes = parseScope(p.scope).filter((s) => s !== "offline_access");
-    const env = { masterKey: g.masterKey, issuer: g.issuer, client, scopes };
+    const env = { masterKey: g.masterKey, issuer: g.issuer, caches: g.caches, client, scopes };
     // A JWT is written nowhere. An opaque token needs its grant: one transaction for the grant,
     // its token and the audit event, so one commit instead of three and never a grant alone.
     const at =

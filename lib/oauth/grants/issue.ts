@@ -36,6 +36,7 @@ export async function issueUserTokens(
   const ctx: TokenContext = {
     db: g.db,
     masterKey: g.masterKey,
+    caches: g.caches,
     issuer: g.issuer,
     client: t.client,
     user: t.user,

@@ -1,4 +1,5 @@
 import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from "jose";
+import type { Caches } from "@/lib/cache/caches";
 import type { Client } from "@/lib/store/clients";
 import { recordAudit } from "@/lib/store/audit";
 import { useJtiOnce } from "@/lib/store/jti";
@@ -72,19 +73,9 @@ function selfClient(g: GrantRequest, userId: string): Client {
   };
 }
 
-const PARSED = Symbol.for("torii.machineKeys.parsed");
-type G = typeof globalThis & { [PARSED]?: Map<string, Promise<CryptoKey | Uint8Array>> };
-
-function parsedKey(k: MachineKey): Promise<CryptoKey | Uint8Array> {
-  const map = ((globalThis as G)[PARSED] ??= new Map());
-  let key = map.get(k.id);
-  if (!key) {
-    key = importJWK(k.publicJwk as JWK, k.alg);
-    key.catch(() => map.delete(k.id));
-    if (map.size > 10_000) map.clear();
-    map.set(k.id, key);
-  }
-  return key;
+/** A machine key's public key, parsed once (a key id's material never changes; deletion is checked per request). */
+function parsedKey(caches: Caches, k: MachineKey): Promise<CryptoKey | Uint8Array> {
+  return caches.parsedKeys.get(`machine:${k.id}`, () => importJWK(k.publicJwk as JWK, k.alg));
 }
 
 async function verifyAssertion(g: GrantRequest, assertion: string) {
@@ -105,7 +96,7 @@ async function verifyAssertion(g: GrantRequest, assertion: string) {
   try {
     let verifyKey: CryptoKey | Uint8Array;
     try {
-      verifyKey = await parsedKey(key);
+      verifyKey = await parsedKey(g.caches, key);
     } catch {
       throw new InvalidGrant("The assertion's key cannot be used.");
     }

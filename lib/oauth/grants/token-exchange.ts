@@ -107,6 +107,7 @@ export const tokenExchangeGrant: Grant = {
     const ctx = {
       db: g.db,
       masterKey: g.masterKey,
+      caches: g.caches,
       issuer: g.issuer,
       client,
       user: subject.user,
@@ -174,7 +175,7 @@ async function resolve(g: GrantRequest, client: Client, token: string, type: str
     }
     case TOKEN_TYPE.jwt: {
       // Signed by the requesting client with one of its registered keys; names the user to act for.
-      const keys = clientKeySet(client);
+      const keys = clientKeySet(g.caches, client);
       if (!keys) throw new InvalidRequest("A subject_token of type jwt needs a client with registered keys.");
       let payload;
       try {

@@ -1,4 +1,6 @@
+import type { Caches } from "@/lib/cache/caches";
 import type { Db } from "@/lib/db/client";
+import type { Logger } from "@/lib/log";
 import type { Actor } from "@/lib/store/audit";
 import type { Client } from "@/lib/store/clients";
 import type { Settings } from "@/lib/store/settings";
@@ -12,6 +14,8 @@ export type GrantRequest = {
   db: Db;
   masterKey: Buffer;
   issuer: string;
+  caches: Caches;
+  log: Logger;
   settings: Settings;
   /** Null only for grants whose client authentication is optional (jwt-bearer without credentials). */
   client: Client | null;

@@ -1,9 +1,10 @@
-import { handleManagement } from "@/lib/management/router";
+import { withEngine } from "@torii/core/runtime";
+import { handleManagement } from "@torii/core/management/router";
 
 // The same Web handler that server.ts serves directly; this mount serves it under `next dev`.
 export const dynamic = "force-dynamic";
-export const GET = handleManagement;
-export const POST = handleManagement;
-export const PUT = handleManagement;
-export const PATCH = handleManagement;
-export const DELETE = handleManagement;
+export const GET = withEngine(handleManagement);
+export const POST = withEngine(handleManagement);
+export const PUT = withEngine(handleManagement);
+export const PATCH = withEngine(handleManagement);
+export const DELETE = withEngine(handleManagement);

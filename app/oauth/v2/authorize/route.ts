@@ -1,5 +1,6 @@
-import { handleAuthorize } from "@/lib/oauth/authorize";
+import { withEngine } from "@torii/core/runtime";
+import { handleAuthorize } from "@torii/core/oauth/authorize";
 
 export const dynamic = "force-dynamic";
-export const GET = handleAuthorize;
-export const POST = handleAuthorize;
+export const GET = withEngine(handleAuthorize);
+export const POST = withEngine(handleAuthorize);

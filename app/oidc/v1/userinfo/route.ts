@@ -1,7 +1,8 @@
-import { handleUserinfo } from "@/lib/oauth/userinfo";
+import { withEngine } from "@torii/core/runtime";
+import { handleUserinfo } from "@torii/core/oauth/userinfo";
 
 // The same Web handler that server.ts serves directly (DESIGN.md, "the hot path").
 export const dynamic = "force-dynamic";
-export const GET = handleUserinfo;
-export const POST = handleUserinfo;
-export const OPTIONS = handleUserinfo;
+export const GET = withEngine(handleUserinfo);
+export const POST = withEngine(handleUserinfo);
+export const OPTIONS = withEngine(handleUserinfo);

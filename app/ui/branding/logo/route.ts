@@ -1,5 +1,6 @@
-import { handleBrandingLogo } from "@/lib/management/logo-endpoint";
+import { withEngine } from "@torii/core/runtime";
+import { handleBrandingLogo } from "@torii/core/management/logo-endpoint";
 
 export const dynamic = "force-dynamic";
-export const GET = handleBrandingLogo;
-export const HEAD = handleBrandingLogo;
+export const GET = withEngine(handleBrandingLogo);
+export const HEAD = withEngine(handleBrandingLogo);

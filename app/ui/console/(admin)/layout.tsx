@@ -1,8 +1,8 @@
 import { getTranslations } from "next-intl/server";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { requireAdmin } from "@/lib/console/next";
-import { instance } from "@/lib/instance";
-import { getSettings } from "@/lib/store/settings";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { requireAdmin } from "@/app/_server/console-next";
+import { torii } from "@torii/core/runtime";
+import { getSettings } from "@torii/core/store/settings";
 import { BrandMark } from "../../components/brand-mark";
 import { NavLink } from "../_components/nav-link";
 import "../console.css";
@@ -21,7 +21,7 @@ const SECTIONS = [
 
 export async function generateMetadata() {
   const t = await getTranslations("console.nav");
-  const settings = await getSettings((await instance()).db);
+  const settings = await getSettings(await torii());
   return { title: `${t("console")} · ${settings.branding.productName || "Torii"}` };
 }
 
@@ -29,7 +29,7 @@ export async function generateMetadata() {
 export default async function ConsoleLayout({ children }: { children: React.ReactNode }) {
   const admin = await requireAdmin();
   const t = await getTranslations("console");
-  const settings = await getSettings((await instance()).db);
+  const settings = await getSettings(await torii());
   const product = settings.branding.productName || "Torii";
   return (
     <div className="console">

@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
-import { CONSOLE_CLIENT_ID, CONSOLE_PATH } from "@/lib/console/client";
-import { apiGet, requireAdmin } from "@/lib/console/next";
+import { CONSOLE_CLIENT_ID, CONSOLE_PATH } from "@torii/core/console/client";
+import { apiGet, requireAdmin } from "@/app/_server/console-next";
 import { Badge, FormatDate, PageHeader, Section } from "../_components/ui";
 
 export const dynamic = "force-dynamic";

@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
-import { createApplication, updateApplication } from "@/lib/console/actions";
-import { AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from "@/lib/store/clients";
+import { createApplication, updateApplication } from "@/app/_server/console-actions";
+import { AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from "@torii/core/store/clients";
 import { Checkbox, Checks, ConsoleForm, Field, Hidden, Select } from "./form";
 
 export type ClientData = {

@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
-import { createUser, updateUser } from "@/lib/console/actions";
-import { ROLES } from "@/lib/store/users";
+import { createUser, updateUser } from "@/app/_server/console-actions";
+import { ROLES } from "@torii/core/store/users";
 import { Checkbox, Checks, ConsoleForm, Field, Hidden } from "./form";
 import { Badge } from "./ui";
 

@@ -1,4 +1,5 @@
-import { handleConsoleCallback } from "@/lib/console/routes";
+import { withEngine } from "@torii/core/runtime";
+import { handleConsoleCallback } from "@torii/core/console/routes";
 
 export const dynamic = "force-dynamic";
-export const GET = handleConsoleCallback;
+export const GET = withEngine(handleConsoleCallback);

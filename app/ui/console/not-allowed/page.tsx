@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { currentAccess } from "@/lib/console/next";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { currentAccess } from "@/app/_server/console-next";
 import "../console.css";
 
 export const dynamic = "force-dynamic";

@@ -1,5 +1,5 @@
 import { getTranslations } from "next-intl/server";
-import { CONSOLE_PATH } from "@/lib/console/client";
+import { CONSOLE_PATH } from "@torii/core/console/client";
 import "../console.css";
 
 export const dynamic = "force-dynamic";

@@ -1,4 +1,5 @@
-import { handleConsoleSignIn } from "@/lib/console/routes";
+import { withEngine } from "@torii/core/runtime";
+import { handleConsoleSignIn } from "@torii/core/console/routes";
 
 export const dynamic = "force-dynamic";
-export const GET = handleConsoleSignIn;
+export const GET = withEngine(handleConsoleSignIn);

@@ -1,4 +1,5 @@
-import { handleConsoleSignOut } from "@/lib/console/routes";
+import { withEngine } from "@torii/core/runtime";
+import { handleConsoleSignOut } from "@torii/core/console/routes";
 
 export const dynamic = "force-dynamic";
-export const POST = handleConsoleSignOut;
+export const POST = withEngine(handleConsoleSignOut);

@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
-import { hintMatches } from "@/lib/oauth/authorize-decision";
-import { sessionSatisfies } from "@/lib/oauth/authorize";
-import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
+import { hintMatches } from "@torii/core/oauth/authorize-decision";
+import { sessionSatisfies } from "@torii/core/oauth/authorize";
+import { LOGIN_PATHS, loginUrl } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "../flow";
 import { FlowExpired } from "../flow-expired";

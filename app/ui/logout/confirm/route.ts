@@ -1,4 +1,5 @@
-import { handleLogoutConfirm } from "@/lib/oauth/end-session-confirm";
+import { withEngine } from "@torii/core/runtime";
+import { handleLogoutConfirm } from "@torii/core/oauth/end-session-confirm";
 
 export const dynamic = "force-dynamic";
-export const POST = handleLogoutConfirm;
+export const POST = withEngine(handleLogoutConfirm);

@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
-import { instance } from "@/lib/instance";
-import { LOGOUT_ERRORS } from "@/lib/oauth/end-session";
-import { getSettings } from "@/lib/store/settings";
+import { torii } from "@torii/core/runtime";
+import { LOGOUT_ERRORS } from "@torii/core/oauth/end-session";
+import { getSettings } from "@torii/core/store/settings";
 import { Alert, AuthShell } from "@/app/ui/components/auth-shell";
 
 export const dynamic = "force-dynamic";
@@ -11,7 +11,7 @@ export default async function LogoutErrorPage({ searchParams }: { searchParams: 
   const sp = await searchParams;
   const reason = (LOGOUT_ERRORS as readonly string[]).find((r) => r === sp.reason) ?? "badRequest";
   const t = await getTranslations("logout");
-  const settings = await getSettings((await instance()).db);
+  const settings = await getSettings(await torii());
   return (
     <AuthShell settings={settings} title={t("error.title")}>
       <Alert id="error-message">{t(`errors.${reason}`)}</Alert>

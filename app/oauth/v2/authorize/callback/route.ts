@@ -1,4 +1,5 @@
-import { handleAuthorizeCallback } from "@/lib/oauth/authorize";
+import { withEngine } from "@torii/core/runtime";
+import { handleAuthorizeCallback } from "@torii/core/oauth/authorize";
 
 export const dynamic = "force-dynamic";
-export const GET = handleAuthorizeCallback;
+export const GET = withEngine(handleAuthorizeCallback);

@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
-import { CONSOLE_CLIENT_ID, CONSOLE_PATH } from "@/lib/console/client";
-import { apiGet, requireAdmin } from "@/lib/console/next";
+import { CONSOLE_CLIENT_ID, CONSOLE_PATH } from "@torii/core/console/client";
+import { apiGet, requireAdmin } from "@/app/_server/console-next";
 import type { ClientData } from "../../_components/application-form";
 import { DataTable, EmptyState, FormatDate, PageHeader, SearchForm } from "../../_components/ui";
 

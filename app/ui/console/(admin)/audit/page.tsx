@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { api, apiGet, requireAdmin } from "@/lib/console/next";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { api, apiGet, requireAdmin } from "@/app/_server/console-next";
 import { DataTable, EmptyState, FormatDate, PageHeader } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";

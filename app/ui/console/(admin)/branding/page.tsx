@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
-import { saveBranding } from "@/lib/console/actions";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { apiGet, requireAdmin } from "@/lib/console/next";
+import { saveBranding } from "@/app/_server/console-actions";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { apiGet, requireAdmin } from "@/app/_server/console-next";
 import { BrandingFields } from "../../_components/brand-preview";
 import { ConsoleForm } from "../../_components/form";
 import { PageHeader } from "../../_components/ui";

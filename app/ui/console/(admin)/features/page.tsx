@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
-import { setFeature } from "@/lib/console/actions";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { apiGet, requireAdmin } from "@/lib/console/next";
+import { setFeature } from "@/app/_server/console-actions";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { apiGet, requireAdmin } from "@/app/_server/console-next";
 import { FeatureToggle } from "../../_components/toggle";
 import { PageHeader } from "../../_components/ui";
 

@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
-import { rotateKey } from "@/lib/console/actions";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { apiGet, requireAdmin } from "@/lib/console/next";
+import { rotateKey } from "@/app/_server/console-actions";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { apiGet, requireAdmin } from "@/app/_server/console-next";
 import { ConsoleForm } from "../../_components/form";
 import { Badge, DataTable, FormatDate, PageHeader, Section } from "../../_components/ui";
 

@@ -1,8 +1,8 @@
 import { getTranslations } from "next-intl/server";
-import { saveSettings } from "@/lib/console/actions";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { apiGet, requireAdmin } from "@/lib/console/next";
-import { LOCALES } from "@/lib/i18n/locales";
+import { saveSettings } from "@/app/_server/console-actions";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { apiGet, requireAdmin } from "@/app/_server/console-next";
+import { LOCALES } from "@torii/core/i18n/locales";
 import { ConsoleForm, Field, Hidden, Select } from "../../_components/form";
 import { PageHeader } from "../../_components/ui";
 

@@ -1,8 +1,8 @@
 import { getTranslations } from "next-intl/server";
-import { saveTexts } from "@/lib/console/actions";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { apiGet, requireAdmin } from "@/lib/console/next";
-import { isLocale, LOCALES } from "@/lib/i18n/locales";
+import { saveTexts } from "@/app/_server/console-actions";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { apiGet, requireAdmin } from "@/app/_server/console-next";
+import { isLocale, LOCALES } from "@torii/core/i18n/locales";
 import { ConsoleForm, Field, Hidden } from "../../_components/form";
 import { Badge, PageHeader } from "../../_components/ui";
 

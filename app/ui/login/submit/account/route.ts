@@ -1,4 +1,5 @@
-import { handleSubmitAccount } from "@/lib/login/handlers";
+import { withEngine } from "@torii/core/runtime";
+import { handleSubmitAccount } from "@torii/core/login/handlers";
 
 export const dynamic = "force-dynamic";
-export const POST = handleSubmitAccount;
+export const POST = withEngine(handleSubmitAccount);

@@ -1,4 +1,5 @@
-import { handleSubmitLoginName } from "@/lib/login/handlers";
+import { withEngine } from "@torii/core/runtime";
+import { handleSubmitLoginName } from "@torii/core/login/handlers";
 
 export const dynamic = "force-dynamic";
-export const POST = handleSubmitLoginName;
+export const POST = withEngine(handleSubmitLoginName);

@@ -1,4 +1,5 @@
-import { handleSubmitPassword } from "@/lib/login/handlers";
+import { withEngine } from "@torii/core/runtime";
+import { handleSubmitPassword } from "@torii/core/login/handlers";
 
 export const dynamic = "force-dynamic";
-export const POST = handleSubmitPassword;
+export const POST = withEngine(handleSubmitPassword);

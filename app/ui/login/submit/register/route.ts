@@ -1,4 +1,5 @@
-import { handleSubmitRegister } from "@/lib/login/handlers";
+import { withEngine } from "@torii/core/runtime";
+import { handleSubmitRegister } from "@torii/core/login/handlers";
 
 export const dynamic = "force-dynamic";
-export const POST = handleSubmitRegister;
+export const POST = withEngine(handleSubmitRegister);

@@ -1,8 +1,8 @@
 import { getTranslations } from "next-intl/server";
 import { notFound } from "next/navigation";
-import { deleteApplication, regenerateSecret } from "@/lib/console/actions";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { apiGet, requireAdmin } from "@/lib/console/next";
+import { deleteApplication, regenerateSecret } from "@/app/_server/console-actions";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { apiGet, requireAdmin } from "@/app/_server/console-next";
 import { ApplicationForm, type ClientData } from "../../../_components/application-form";
 import { ConsoleForm, Hidden } from "../../../_components/form";
 import { Badge, FormatDate, PageHeader, Section } from "../../../_components/ui";

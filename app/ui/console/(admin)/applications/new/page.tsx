@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { apiGet, requireAdmin } from "@/lib/console/next";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { apiGet, requireAdmin } from "@/app/_server/console-next";
 import { ApplicationForm } from "../../../_components/application-form";
 import { PageHeader } from "../../../_components/ui";
 

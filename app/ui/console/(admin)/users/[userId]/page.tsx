@@ -1,8 +1,8 @@
 import { getTranslations } from "next-intl/server";
 import { notFound } from "next/navigation";
-import { addMachineKey, createPat, deleteUser, removeMachineKey, revokePat, setUserAccess, setUserPassword } from "@/lib/console/actions";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { apiGet, requireAdmin } from "@/lib/console/next";
+import { addMachineKey, createPat, deleteUser, removeMachineKey, revokePat, setUserAccess, setUserPassword } from "@/app/_server/console-actions";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { apiGet, requireAdmin } from "@/app/_server/console-next";
 import { ConsoleForm, Field, Hidden } from "../../../_components/form";
 import { Badge, DataTable, FormatDate, PageHeader, Section } from "../../../_components/ui";
 import { RoleBadges, RoleChecks, UserForm, type UserData } from "../../../_components/user-forms";

@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
-import { CONSOLE_PATH } from "@/lib/console/client";
-import { requireAdmin } from "@/lib/console/next";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { requireAdmin } from "@/app/_server/console-next";
 import { UserForm } from "../../../_components/user-forms";
 import { PageHeader } from "../../../_components/ui";
 

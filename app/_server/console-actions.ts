@@ -3,10 +3,10 @@
 import { getTranslations } from "next-intl/server";
 import { revalidatePath } from "next/cache";
 import { redirect } from "next/navigation";
-import { CONSOLE_PATH } from "./client";
-import { clientBody, fieldErrors, formValues, nestedNumbers, userBody, type Parsed } from "./forms";
-import { actionAdmin, api, ConsoleForbidden, type Admin, type ApiResult } from "./next";
-import type { ActionState } from "./state";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { clientBody, fieldErrors, formValues, nestedNumbers, userBody, type Parsed } from "@torii/core/console/forms";
+import { actionAdmin, api, ConsoleForbidden, type Admin, type ApiResult } from "@/app/_server/console-next";
+import type { ActionState } from "@torii/core/console/state";
 
 /**
  * Console mutations. Each one: a live console session of an administrator plus the form's CSRF

@@ -1,20 +1,20 @@
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
-import { instance } from "@/lib/instance";
-import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
-import { dispatchManagement } from "@/lib/management/router";
-import { userAgentCookieName } from "@/lib/session/user-agent";
-import type { User } from "@/lib/store/users";
-import { touchSession } from "@/lib/store/sessions";
-import { getSettings } from "@/lib/store/settings";
-import { CONSOLE_PATH } from "./client";
-import { CONSOLE_COOKIE, consoleAccess, verifyConsoleCsrf, type ConsoleAccess } from "./session";
-import type { FieldProblem } from "./forms";
+import { torii } from "@torii/core/runtime";
+import { CLIENT_ADDRESS_HEADER } from "@torii/core/http/client-address";
+import { dispatchManagement } from "@torii/core/management/router";
+import { userAgentCookieName } from "@torii/core/session/user-agent";
+import type { User } from "@torii/core/store/users";
+import { touchSession } from "@torii/core/store/sessions";
+import { getSettings } from "@torii/core/store/settings";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { CONSOLE_COOKIE, consoleAccess, verifyConsoleCsrf, type ConsoleAccess } from "@torii/core/console/session";
+import type { FieldProblem } from "@torii/core/console/forms";
 
 /** The console access of this request (memoised per request: layout, page and actions share it). */
 export const currentAccess = cache(async (): Promise<ConsoleAccess> => {
-  const inst = await instance();
+  const inst = await torii();
   const jar = await cookies();
   return consoleAccess(inst, {
     console: jar.get(CONSOLE_COOKIE)?.value,
@@ -39,8 +39,8 @@ export async function requireAdmin(returnTo: string = CONSOLE_PATH): Promise<Adm
 }
 
 const touchConsoleSession = cache(async (sid: string) => {
-  const inst = await instance();
-  await touchSession(inst.db, sid, (await getSettings(inst.db)).lifetimes);
+  const inst = await torii();
+  await touchSession(inst.db, sid, (await getSettings(inst)).lifetimes);
 });
 
 export class ConsoleForbidden extends Error {}
@@ -51,7 +51,7 @@ export class ConsoleForbidden extends Error {}
  */
 export async function actionAdmin(form: FormData): Promise<Admin> {
   const access = await currentAccess();
-  const inst = await instance();
+  const inst = await torii();
   if (access.status !== "admin" || !verifyConsoleCsrf(inst.masterKey, access.userAgentId, access.sid, form.get("csrf"))) {
     throw new ConsoleForbidden("not allowed");
   }
@@ -73,7 +73,7 @@ export async function api<T = Record<string, unknown>>(
   path: string,
   body?: unknown,
 ): Promise<ApiResult<T>> {
-  const inst = await instance();
+  const inst = await torii();
   const h = await headers();
   const req = new Request(`${inst.config.issuer}/management/v1${path}`, {
     method,
@@ -84,7 +84,7 @@ export async function api<T = Record<string, unknown>>(
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const res = await dispatchManagement(req, user);
+  const res = await dispatchManagement(inst, req, user);
   const data = res.status === 204 ? {} : await res.json();
   if (res.ok) return { ok: true, status: res.status, data: data as T };
   return { ok: false, status: res.status, error: data.error, message: data.message, fields: data.fields ?? [] };

@@ -1,9 +1,9 @@
 import { cookies, headers } from "next/headers";
 import { getRequestConfig } from "next-intl/server";
-import { instance } from "@/lib/instance";
-import { getSettings } from "@/lib/store/settings";
-import { isLocale, LOCALE_COOKIE, resolveLocale } from "./locales";
-import { applyOverrides, cachedOverrides } from "./overrides";
+import { torii } from "@torii/core/runtime";
+import { getSettings } from "@torii/core/store/settings";
+import { isLocale, LOCALE_COOKIE, resolveLocale } from "@torii/core/i18n/locales";
+import { applyOverrides, cachedOverrides } from "@torii/core/i18n/overrides";
 
 export default getRequestConfig(async () => {
   const [h, c] = await Promise.all([headers(), cookies()]);
@@ -22,7 +22,7 @@ export default getRequestConfig(async () => {
  */
 async function instanceDefaultLocale(): Promise<string> {
   try {
-    return (await getSettings((await instance()).db)).defaultLocale;
+    return (await getSettings(await torii())).defaultLocale;
   } catch {
     // As in withTextOverrides: the page must still render when the database is unreachable.
     return "en";
@@ -32,7 +32,7 @@ async function instanceDefaultLocale(): Promise<string> {
 /** The login texts administrators overrode for this locale (lib/i18n/overrides.ts), over the catalog. */
 async function withTextOverrides(locale: Parameters<typeof cachedOverrides>[1], base: Record<string, unknown>) {
   try {
-    return applyOverrides(base, await cachedOverrides((await instance()).db, locale));
+    return applyOverrides(base, await cachedOverrides(await torii(), locale));
   } catch {
     // A page must still render when the database is unreachable: the catalog's own texts.
     return base;

@@ -1,0 +1,110 @@
+import { randomUUID } from "node:crypto";
+import { asc, eq } from "drizzle-orm";
+import { signingKeys } from "@/db/schema";
+import { bootstrap, type BootstrapResult } from "@/lib/bootstrap";
+import { Caches } from "@/lib/cache/caches";
+import { listenForInvalidations } from "@/lib/cache/invalidation";
+import type { Config } from "@/lib/config";
+import { openDatabase, type Database, type Db } from "@/lib/db/client";
+import { migrate } from "@/lib/db/migrate";
+import { removeExpiredKeys, rotateSigningKey } from "@/lib/keys/signing-keys";
+import { createLogger, type Logger } from "@/lib/log";
+import { purgeExpiredRows } from "@/lib/maintenance";
+import { resolveMasterKey } from "@/lib/master-key";
+
+/**
+ * One Torii: everything a request may touch, created once per process by `createTorii` and
+ * passed to every handler as an argument. Nothing in the core keeps state of its own outside it
+ * (docs/architecture.md, "The engine").
+ */
+export type Engine = {
+  /** Random per engine: tells instances apart in cache invalidations (and tests apart engines). */
+  readonly id: string;
+  readonly config: Config;
+  readonly issuer: string;
+  readonly database: Database;
+  /** The database; only lib/store and lib/keys build queries on it. */
+  readonly db: Db;
+  readonly masterKey: Buffer;
+  readonly log: Logger;
+  readonly caches: Caches;
+  readonly bootstrap: BootstrapResult;
+  /** Stops the timers and the invalidation listener and closes the database. */
+  close(): Promise<void>;
+};
+
+export type EngineOptions = {
+  /** Periodic key rotation and cleanup (default on; tests that drive time themselves turn it off). */
+  timers?: boolean;
+};
+
+/**
+ * Opens the database, migrates it, bootstraps a fresh instance (admin, first key), and starts the
+ * timers. Throws `MasterKeyMismatchError` (lib/bootstrap.ts) or a database error; the caller
+ * decides how to report it.
+ */
+export async function createTorii(config: Config, opts: EngineOptions = {}): Promise<Engine> {
+  const log = createLogger(config.logLevel);
+  const masterKey = resolveMasterKey(config.masterKey, config.dataDir);
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, inMemory: config.inMemory });
+  try {
+    const { applied } = await migrate(database);
+    if (applied) log.info({ applied }, "database migrated");
+    const boot = await bootstrap(database.db, { issuer: config.issuer, masterKey, adminPat: config.adminPat, dataDir: config.dataDir });
+    const id = randomUUID();
+    const caches = new Caches();
+    const stopListening = await listenForInvalidations(database, id, caches, log);
+    const engine: Engine = {
+      id,
+      config,
+      issuer: config.issuer,
+      database,
+      db: database.db,
+      masterKey,
+      log,
+      caches,
+      bootstrap: boot,
+      close: async () => {
+        stopTimers();
+        await stopListening();
+        await database.close();
+      },
+    };
+    const stopTimers = opts.timers === false ? () => {} : startMaintenance(engine);
+    return engine;
+  } catch (err) {
+    await database.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function rotationDue(db: Db, intervalSeconds: number, now = Date.now()): Promise<boolean> {
+  const [newest] = await db
+    .select({ createdAt: signingKeys.createdAt })
+    .from(signingKeys)
+    .where(eq(signingKeys.status, "active"))
+    .orderBy(asc(signingKeys.createdAt));
+  return !newest || now - newest.createdAt.getTime() >= intervalSeconds * 1000;
+}
+
+/** Every minute (sooner for short intervals): rotate the signing key when due, sweep expired rows. */
+function startMaintenance(engine: Engine): () => void {
+  const interval = engine.config.keyRotationIntervalSeconds;
+  const tick = async () => {
+    try {
+      await purgeExpiredRows(engine.db);
+      const removed = await removeExpiredKeys(engine);
+      if (removed.length) engine.log.info({ removed }, "expired signing keys removed");
+      if (await rotationDue(engine.db, interval)) {
+        const r = await rotateSigningKey(engine, { force: false, intervalSeconds: interval });
+        if (r.rotated) engine.log.info({ kid: r.kid, removed: r.removed }, "signing key rotated");
+      }
+    } catch (err) {
+      engine.log.error({ errClass: (err as Error).name }, "maintenance failed");
+    }
+  };
+  const timer = setInterval(tick, Math.min(60, Math.max(5, Math.floor(interval / 10))) * 1000);
+  timer.unref();
+  void tick();
+  return () => clearInterval(timer);
+}
