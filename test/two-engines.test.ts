@@ -1,0 +1,94 @@
+import { decodeProtectedHeader } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, startTestInstance, TEST_DB, type TestInstance } from "./harness";
+import { basic, makeClient, token } from "./token-support";
+
+/**
+ * Two engines on one PostgreSQL, as two instances behind a load balancer: a change made through
+ * one is seen by the other at once (LISTEN/NOTIFY after the commit), not only after the caches'
+ * few seconds. PGlite has one process per data folder, so this is PostgreSQL only.
+ */
+describe.skipIf(TEST_DB !== "pg")("two engines on one PostgreSQL", () => {
+  let a: TestInstance;
+  let b: TestInstance;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const database = await createTestDatabase();
+    drop = database.drop;
+    // One issuer, as instances behind one load balancer have.
+    const env = { DATABASE_URL: database.url, IDP_MASTER_KEY: "cd".repeat(32), IDP_ISSUER: "http://torii.test" };
+    a = await startTestInstance(env);
+    b = await startTestInstance(env);
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await drop?.();
+  });
+
+  /** Polls until `check` holds, for at most one second; returns how long it took. */
+  async function within1s(check: () => Promise<boolean>): Promise<number> {
+    const start = Date.now();
+    while (!(await check())) {
+      if (Date.now() - start > 1000) throw new Error("not seen within one second");
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return Date.now() - start;
+  }
+
+  const clientCredentials = (t: TestInstance, id: string, secret: string) =>
+    token(t, { grant_type: "client_credentials" }, { auth: basic(id, secret) });
+
+  it("are two engines", () => {
+    expect(a.inst.id).not.toBe(b.inst.id);
+  });
+
+  it("a secret rotated on A stops working on B within one second", async () => {
+    const created = await a.api("/management/v1/clients", {
+      method: "POST",
+      json: { name: "m2m", grantTypes: ["client_credentials"], responseTypes: [], redirectUris: [], authMethod: "client_secret_basic" },
+    });
+    expect(created.status).toBe(201);
+    const { clientId, clientSecret } = await created.json();
+    expect((await clientCredentials(b, clientId, clientSecret)).status).toBe(200); // B caches the client now
+    const rotated = await a.api(`/management/v1/clients/${clientId}/secret`, { method: "POST" });
+    expect(rotated.status).toBe(200);
+    const { clientSecret: next } = await rotated.json();
+    await within1s(async () => (await clientCredentials(b, clientId, clientSecret)).status === 401);
+    expect((await clientCredentials(b, clientId, next)).status).toBe(200);
+  });
+
+  it("a client deleted on A gets no more tokens from B within one second", async () => {
+    const { client, secret } = await makeClient(a);
+    expect((await clientCredentials(b, client.id, secret!)).status).toBe(200);
+    expect((await a.api(`/management/v1/clients/${client.id}`, { method: "DELETE" })).status).toBe(204);
+    await within1s(async () => (await clientCredentials(b, client.id, secret!)).status === 401);
+  });
+
+  it("a key rotated on A signs B's tokens and verifies on both within one second", async () => {
+    const { client, secret } = await makeClient(a);
+    const before = decodeProtectedHeader((await clientCredentials(b, client.id, secret!)).body.access_token).kid;
+    const res = await a.api("/management/v1/keys/rotate", { method: "POST" });
+    expect(res.status).toBe(200);
+    const { kid } = await res.json();
+    expect(kid).not.toBe(before);
+    await within1s(async () => decodeProtectedHeader((await clientCredentials(b, client.id, secret!)).body.access_token).kid === kid);
+    // A token A signs with the new key is accepted by B's introspection at once.
+    const fresh = (await clientCredentials(a, client.id, secret!)).body.access_token as string;
+    const introspected = await fetch(b.baseUrl + "/oauth/v2/introspect", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(client.id, secret!) },
+      body: new URLSearchParams({ token: fresh }),
+    });
+    expect(await introspected.json()).toMatchObject({ active: true });
+  });
+
+  it("settings changed on A apply on B within one second", async () => {
+    const res = await a.api("/management/v1/features", { method: "PUT", json: { tokenExchange: true, impersonation: false } });
+    expect(res.status).toBe(200);
+    await within1s(async () => {
+      const doc = await (await fetch(b.baseUrl + "/.well-known/openid-configuration")).json();
+      return (doc.grant_types_supported as string[]).includes("urn:ietf:params:oauth:grant-type:token-exchange");
+    });
+  });
+});
