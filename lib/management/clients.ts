@@ -1,16 +1,14 @@
 import { z } from "zod";
 import { mutate } from "@/lib/cache/invalidation";
+import { ACCESS_TOKEN_FORMATS, CLIENT_AUTH_METHODS as AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from "@/lib/protocol/vocabulary";
 import { recordAudit } from "@/lib/store/audit";
 import {
-  AUTH_METHODS,
   clientChanged,
   deleteClient,
   generateClientSecret,
-  GRANT_TYPES,
   insertClient,
   listClients,
   readClient,
-  RESPONSE_TYPES,
   setClientSecret,
   updateClient,
   usesSecret,
@@ -51,7 +49,7 @@ const clientFields = {
     .transform((l) => [...new Set(l)]),
   authMethod: z.enum(AUTH_METHODS),
   jwks: jwks.nullable(),
-  accessTokenType: z.enum(["jwt", "opaque"]),
+  accessTokenType: z.enum(ACCESS_TOKEN_FORMATS),
   idTokenUserinfoAssertion: z.boolean(),
   /** Seconds. */
   accessTokenLifetime: lifetime(7 * DAY),
@@ -92,7 +90,7 @@ const ClientView = named(
     grantTypes: z.array(z.enum(GRANT_TYPES)),
     authMethod: z.enum(AUTH_METHODS),
     jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).nullable(),
-    accessTokenType: z.enum(["jwt", "opaque"]),
+    accessTokenType: z.enum(ACCESS_TOKEN_FORMATS),
     idTokenUserinfoAssertion: z.boolean(),
     accessTokenLifetime: z.number().int(),
     idTokenLifetime: z.number().int(),

@@ -1,14 +1,15 @@
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
 import type { Caches } from "@/lib/cache/caches";
 import type { Executor } from "@/lib/db/client";
-import { getClient, verifyClientSecret, type AuthMethod, type Client } from "@/lib/store/clients";
+import { CLIENT_AUTH_METHODS, type ClientAuthMethod } from "@/lib/protocol/vocabulary";
+import { getClient, verifyClientSecret, type Client } from "@/lib/store/clients";
 import { useJtiOnce } from "@/lib/store/jti";
 import { endpointUrl } from "./endpoints";
 import { InvalidClient, InvalidRequest } from "./errors";
 import type { Form } from "./form";
 
-export type ClientAuthMethod = AuthMethod;
-export const ALL_METHODS: readonly ClientAuthMethod[] = ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"];
+export type { ClientAuthMethod };
+export const ALL_METHODS: readonly ClientAuthMethod[] = CLIENT_AUTH_METHODS;
 
 export const CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /** Asymmetric algorithms only: `none` and HS* (a shared secret as key) are never accepted for assertions. */

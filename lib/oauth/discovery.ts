@@ -5,8 +5,7 @@ import { USER_CLAIMS } from "./claims";
 import { AUTHORIZE_METADATA } from "./authorize-discovery";
 import { endpointUrl } from "./endpoints";
 import { INTROSPECTION_AUTH_METHODS } from "./introspect";
-import { GRANT } from "./params/token";
-import { KNOWN_SCOPES } from "./scopes";
+import { GRANT, RESPONSE_TYPES, SCOPES as KNOWN_SCOPES, TOKEN_ENDPOINT_GRANT_TYPES } from "@/lib/protocol/vocabulary";
 
 /**
  * The OpenID Connect Discovery 1.0 document. It advertises exactly what works: an endpoint or
@@ -19,7 +18,7 @@ export function discoveryDocument(issuer: string, features: Features): Record<st
     token_endpoint: endpointUrl(issuer, "token"),
     jwks_uri: endpointUrl(issuer, "keys"),
     // Token exchange is a beta feature: advertised only while the instance has it enabled.
-    grant_types_supported: Object.values(GRANT).filter((g) => g !== GRANT.tokenExchange || features.tokenExchange),
+    grant_types_supported: TOKEN_ENDPOINT_GRANT_TYPES.filter((g) => g !== GRANT.tokenExchange || features.tokenExchange),
     token_endpoint_auth_methods_supported: ALL_METHODS,
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     introspection_endpoint: endpointUrl(issuer, "introspect"),
@@ -32,7 +31,7 @@ export function discoveryDocument(issuer: string, features: Features): Record<st
     end_session_endpoint: endpointUrl(issuer, "endSession"),
     scopes_supported: KNOWN_SCOPES,
     claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "sid", "amr", ...USER_CLAIMS],
-    response_types_supported: ["code", "id_token", "id_token token"],
+    response_types_supported: RESPONSE_TYPES,
     ...AUTHORIZE_METADATA,
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [SIGNING_ALG],

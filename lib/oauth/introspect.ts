@@ -1,3 +1,4 @@
+import { INTROSPECTION_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import { backChannel, json, NO_STORE } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import { getSettings } from "@/lib/store/settings";
@@ -10,7 +11,7 @@ import { readForm } from "./form";
 import { scopeString } from "./scopes";
 
 /** Spec 5: introspection accepts only these two methods; every other one is `invalid_client`. */
-export const INTROSPECTION_AUTH_METHODS: readonly ClientAuthMethod[] = ["client_secret_basic", "private_key_jwt"];
+export { INTROSPECTION_AUTH_METHODS };
 
 const INACTIVE = { active: false } as const;
 

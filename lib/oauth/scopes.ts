@@ -1,13 +1,10 @@
 import { InvalidScope } from "./errors";
 
-/** The scopes Torii knows (spec 2.1). Any other value is `invalid_scope`. */
-export const KNOWN_SCOPES = ["openid", "profile", "email", "phone", "address", "offline_access"] as const;
-export type Scope = (typeof KNOWN_SCOPES)[number];
+import { SCOPES } from "@/lib/protocol/vocabulary";
 
-/** Scopes whose claims stay out of an ID token issued together with an access token (spec 2.1). */
-export const USER_CLAIM_SCOPES = ["profile", "email", "phone", "address"] as const;
+export { SCOPES as KNOWN_SCOPES, USER_CLAIM_SCOPES, type Scope } from "@/lib/protocol/vocabulary";
 
-const KNOWN = new Set<string>(KNOWN_SCOPES);
+const KNOWN = new Set<string>(SCOPES);
 // RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 

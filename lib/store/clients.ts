@@ -3,26 +3,17 @@ import { clients } from "@/db/schema";
 import type { Caches } from "@/lib/cache/caches";
 import type { Invalidation } from "@/lib/cache/invalidation";
 import type { Executor } from "@/lib/db/client";
+import { SECRET_AUTH_METHODS, type ClientAuthMethod } from "@/lib/protocol/vocabulary";
 import { constantTimeEqual, randomId, randomToken, sha256 } from "@/lib/crypto";
 
 export type Client = typeof clients.$inferSelect;
 export type NewClient = Omit<typeof clients.$inferInsert, "id" | "secretHash" | "createdAt" | "updatedAt">;
 
-export const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"] as const;
-export type AuthMethod = (typeof AUTH_METHODS)[number];
-export const RESPONSE_TYPES = ["code", "id_token", "id_token token"] as const;
-export const GRANT_TYPES = [
-  "authorization_code",
-  "implicit",
-  "refresh_token",
-  "client_credentials",
-  "urn:ietf:params:oauth:grant-type:jwt-bearer",
-  "urn:ietf:params:oauth:grant-type:token-exchange",
-] as const;
+export type AuthMethod = ClientAuthMethod;
 
 /** Methods that authenticate with a shared secret, so the client gets one at creation. */
 export function usesSecret(method: string): boolean {
-  return method === "client_secret_basic" || method === "client_secret_post";
+  return (SECRET_AUTH_METHODS as readonly string[]).includes(method);
 }
 
 export function generateClientSecret(): string {

@@ -1,3 +1,4 @@
+import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import { createHash } from "node:crypto";
 import { constantTimeEqual } from "@/lib/crypto";
 import { recordAudit } from "@/lib/store/audit";
@@ -15,7 +16,7 @@ const INVALID = "The authorization code is invalid, expired or was issued to ano
 /** RFC 6749 4.1.3 and RFC 7636 4.5-4.6. */
 export const authorizationCodeGrant: Grant = {
   type: GRANT.authorizationCode,
-  clientAuth: ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"],
+  clientAuth: CLIENT_AUTH_METHODS,
   async handle(g) {
     const p = parseParams(authorizationCodeParams, g.form);
     const client = g.client!;

@@ -1,3 +1,4 @@
+import { SECRET_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import { recordAudit } from "@/lib/store/audit";
 import { parseParams } from "../params/parse";
 import { clientCredentialsParams, GRANT } from "../params/token";
@@ -13,7 +14,7 @@ import type { Grant } from "./types";
  */
 export const clientCredentialsGrant: Grant = {
   type: GRANT.clientCredentials,
-  clientAuth: ["client_secret_basic", "client_secret_post"],
+  clientAuth: SECRET_AUTH_METHODS,
   async handle(g) {
     const p = parseParams(clientCredentialsParams, g.form);
     const client = g.client!;

@@ -1,3 +1,4 @@
+import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import { recordAudit } from "@/lib/store/audit";
 import { getGrant } from "@/lib/store/grants";
 import { findTokenByValue, getRefreshFamily, markRotated, revokeFamily, type StoredToken } from "@/lib/store/tokens";
@@ -18,7 +19,7 @@ const INVALID = "The refresh token is invalid, expired, revoked or was issued to
  */
 export const refreshTokenGrant: Grant = {
   type: GRANT.refreshToken,
-  clientAuth: ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"],
+  clientAuth: CLIENT_AUTH_METHODS,
   async handle(g) {
     const p = parseParams(refreshTokenParams, g.form);
     const client = g.client!;

@@ -1,3 +1,4 @@
+import { CLIENT_AUTH_METHODS, TOKEN_TYPE } from "@/lib/protocol/vocabulary";
 import { jwtVerify } from "jose";
 import type { Client } from "@/lib/store/clients";
 import { recordAudit } from "@/lib/store/audit";
@@ -14,14 +15,7 @@ import { narrowScopes, parseScope, scopeString } from "../scopes";
 import { issueAccessToken, issueIdToken, issueRefreshToken, verifyOwnJwt, wantsRefreshToken } from "../tokens";
 import type { Grant, GrantRequest, TokenResponse } from "./types";
 
-/** RFC 8693 3 token type identifiers, and Torii's own for a bare user id (spec 2.2). */
-export const TOKEN_TYPE = {
-  accessToken: "urn:ietf:params:oauth:token-type:access_token",
-  refreshToken: "urn:ietf:params:oauth:token-type:refresh_token",
-  idToken: "urn:ietf:params:oauth:token-type:id_token",
-  jwt: "urn:ietf:params:oauth:token-type:jwt",
-  userId: "urn:torii:params:oauth:token-type:user_id",
-} as const;
+export { TOKEN_TYPE };
 
 /** Spec 2.2, row by row: which identifiers may appear in which role. */
 const SUBJECT_TYPES: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.idToken, TOKEN_TYPE.jwt, TOKEN_TYPE.userId];
@@ -52,7 +46,7 @@ const asList = (aud: unknown): string[] => (Array.isArray(aud) ? aud.map(String)
  */
 export const tokenExchangeGrant: Grant = {
   type: GRANT.tokenExchange,
-  clientAuth: ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"],
+  clientAuth: CLIENT_AUTH_METHODS,
   feature: "tokenExchange",
   async handle(g) {
     const p = parseParams(tokenExchangeParams, g.form);

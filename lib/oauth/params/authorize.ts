@@ -1,3 +1,4 @@
+import { PROMPTS, RESPONSE_TYPES, type ResponseType } from "@/lib/protocol/vocabulary";
 import { z } from "zod";
 import { isFormEncoded } from "../form";
 
@@ -53,19 +54,12 @@ export async function readAuthorizeParams(request: Request): Promise<RawAuthoriz
   return { values, repeated: [...repeated] };
 }
 
-export const RESPONSE_MODES = ["query", "fragment", "form_post"] as const;
-export type ResponseMode = (typeof RESPONSE_MODES)[number];
-export const PROMPTS = ["none", "login", "select_account", "create", "consent"] as const;
-export type Prompt = (typeof PROMPTS)[number];
+export { PROMPTS, RESPONSE_MODES, type Prompt, type ResponseMode } from "@/lib/protocol/vocabulary";
 
 /** The response type in its canonical spelling, whatever the order of its space-separated values. */
-export function canonicalResponseType(value: string): "code" | "id_token" | "id_token token" | undefined {
-  const parts = value.split(" ").filter(Boolean).sort();
-  const key = parts.join(" ");
-  if (key === "code") return "code";
-  if (key === "id_token") return "id_token";
-  if (key === "id_token token") return "id_token token";
-  return undefined;
+export function canonicalResponseType(value: string): ResponseType | undefined {
+  const key = value.split(" ").filter(Boolean).sort().join(" ");
+  return (RESPONSE_TYPES as readonly string[]).includes(key) ? (key as ResponseType) : undefined;
 }
 
 /** Value formats of the individual parameters (the order of checks lives in authorize.ts). */

@@ -3,13 +3,7 @@ import { optional, required } from "./parse";
 
 /** Declared parameters of each token-endpoint grant (spec 4.3); client authentication parameters are client-auth.ts's. */
 
-export const GRANT = {
-  authorizationCode: "authorization_code",
-  refreshToken: "refresh_token",
-  clientCredentials: "client_credentials",
-  jwtBearer: "urn:ietf:params:oauth:grant-type:jwt-bearer",
-  tokenExchange: "urn:ietf:params:oauth:grant-type:token-exchange",
-} as const;
+export { GRANT } from "@/lib/protocol/vocabulary";
 
 export const authorizationCodeParams = z.object({
   code: required(),

@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
 import { createApplication, updateApplication } from "@/app/_server/console-actions";
-import { AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from "@torii/core/store/clients";
+import { ACCESS_TOKEN_FORMATS, CLIENT_AUTH_METHODS as AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from "@torii/core/protocol/vocabulary";
 import { Checkbox, Checks, ConsoleForm, Field, Hidden, Select } from "./form";
 
 export type ClientData = {
@@ -45,7 +45,7 @@ export async function ApplicationForm({ csrf, client, defaults }: { csrf: string
       </fieldset>
       <fieldset className="form-section">
         <legend>{t("sectionTokens")}</legend>
-        <Select name="accessTokenType" label={t("accessTokenType")} defaultValue={client?.accessTokenType ?? "jwt"} options={[{ value: "jwt", label: t("tokenJwt") }, { value: "opaque", label: t("tokenOpaque") }]} />
+        <Select name="accessTokenType" label={t("accessTokenType")} defaultValue={client?.accessTokenType ?? "jwt"} options={ACCESS_TOKEN_FORMATS.map((v) => ({ value: v, label: t(v === "jwt" ? "tokenJwt" : "tokenOpaque") }))} />
         <Checkbox name="idTokenUserinfoAssertion" label={t("idTokenUserinfoAssertion")} hint={t("idTokenUserinfoAssertionHint")} defaultChecked={client?.idTokenUserinfoAssertion} />
         <div className="field-row three">
           <Field name="accessTokenLifetime" type="number" label={t("accessTokenLifetime")} defaultValue={client?.accessTokenLifetime} placeholder={String(defaults.accessToken)} hint={t("seconds")} />
