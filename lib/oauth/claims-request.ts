@@ -73,7 +73,7 @@ export function parseClaimsParameter(value: string, opts: { issuesAccessToken: b
 }
 
 /** The users a `sub` request with `value` or `values` allows; each member's request must hold. */
-function subjectsOf(requests: z.infer<typeof claimRequest>[]): string[] | null {
+function subjectsOf(requests: (z.infer<typeof claimRequest> | undefined)[]): string[] | null {
   let allowed: string[] | null = null;
   for (const r of requests) {
     if (!r || (r.value === undefined && r.values === undefined)) continue;

@@ -7,6 +7,9 @@ import { endpointUrl } from "./endpoints";
 import { INTROSPECTION_AUTH_METHODS } from "./introspect";
 import { GRANT } from "./params/token";
 import { KNOWN_SCOPES } from "./scopes";
+import { ID_TOKEN_CLAIMS } from "./tokens";
+
+const RESPONSE_TYPES = ["code", "id_token", "id_token token"];
 
 /**
  * The OpenID Connect Discovery 1.0 document. It advertises exactly what works: an endpoint or
@@ -19,7 +22,11 @@ export function discoveryDocument(issuer: string, features: Features): Record<st
     token_endpoint: endpointUrl(issuer, "token"),
     jwks_uri: endpointUrl(issuer, "keys"),
     // Token exchange is a beta feature: advertised only while the instance has it enabled.
-    grant_types_supported: Object.values(GRANT).filter((g) => g !== GRANT.tokenExchange || features.tokenExchange),
+    // `implicit` is what the id_token response types are (RFC 8414 2: grant_types_supported).
+    grant_types_supported: [
+      ...Object.values(GRANT).filter((g) => g !== GRANT.tokenExchange || features.tokenExchange),
+      ...(RESPONSE_TYPES.some((t) => t.startsWith("id_token")) ? ["implicit"] : []),
+    ],
     token_endpoint_auth_methods_supported: ALL_METHODS,
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     introspection_endpoint: endpointUrl(issuer, "introspect"),
@@ -31,13 +38,18 @@ export function discoveryDocument(issuer: string, features: Features): Record<st
     userinfo_endpoint: endpointUrl(issuer, "userinfo"),
     end_session_endpoint: endpointUrl(issuer, "endSession"),
     scopes_supported: KNOWN_SCOPES,
-    claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "sid", "amr", ...USER_CLAIMS],
-    response_types_supported: ["code", "id_token", "id_token token"],
+    // Exactly what ID tokens and userinfo can carry (userinfo: `sub` and the user claims).
+    claims_supported: [...ID_TOKEN_CLAIMS, ...USER_CLAIMS],
+    claim_types_supported: ["normal"],
+    response_types_supported: RESPONSE_TYPES,
     ...AUTHORIZE_METADATA,
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [SIGNING_ALG],
-    claims_parameter_supported: false,
+    claims_parameter_supported: true,
+    // Request objects are refused (request_not_supported / request_uri_not_supported), so no
+    // request_object_signing_alg_values_supported either.
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
+    require_request_uri_registration: false,
   };
 }
