@@ -78,7 +78,7 @@ function subjectsOf(requests: (z.infer<typeof claimRequest> | undefined)[]): str
   for (const r of requests) {
     if (!r || (r.value === undefined && r.values === undefined)) continue;
     const listed = [...(r.value !== undefined ? [r.value] : []), ...(r.values ?? [])];
-    if (!listed.every((s): s is string => typeof s === "string")) throw new InvalidRequest("A requested sub value must be a string.");
+    if (!listed.every((s): s is string => typeof s === "string")) throw new InvalidRequest("The claims parameter asks for a sub value that is not a string.");
     allowed = allowed === null ? listed : allowed.filter((s) => listed.includes(s));
   }
   if (allowed !== null && !allowed.length) throw new InvalidRequest("The claims parameter asks for contradictory sub values.");

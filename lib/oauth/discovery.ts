@@ -50,6 +50,5 @@ export function discoveryDocument(issuer: string, features: Features): Record<st
     // request_object_signing_alg_values_supported either.
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
-    require_request_uri_registration: false,
   };
 }
