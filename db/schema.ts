@@ -222,6 +222,8 @@ export const grants = pgTable(
     sessionId: text("session_id"),
     grantType: text("grant_type").notNull(),
     scopes: text("scopes").array().notNull(),
+    /** User claims asked for by name with the `claims` parameter (OIDC Core 5.5), kept for refreshes and userinfo. */
+    claims: jsonb("claims").$type<{ idToken: string[]; userinfo: string[] } | null>(),
     createdAt: created(),
     expiresAt: ts("expires_at").notNull(),
     revokedAt: ts("revoked_at"),
@@ -383,6 +385,8 @@ export const authRequests = pgTable(
     loginHint: text("login_hint"),
     /** `sub` of a verified id_token_hint. */
     hintSubject: text("hint_subject"),
+    /** The `claims` parameter as lib/oauth/claims-request.ts reduced it (OIDC Core 5.5). */
+    claims: jsonb("claims").$type<{ idToken: string[]; userinfo: string[]; subjects: string[] | null } | null>(),
     locale: text("locale").notNull(),
     /** Login name entered on the first step, for the password step. */
     loginName: text("login_name"),

@@ -8,6 +8,7 @@ import { createGrant } from "@/lib/store/grants";
 import { touchSession, type SessionWithUser } from "@/lib/store/sessions";
 import type { Settings } from "@/lib/store/settings";
 import { getUser } from "@/lib/store/users";
+import { subjectAllowed } from "./claims-request";
 import { InvalidRequest, LoginRequired } from "./errors";
 import { deliverAuthorizationResponse } from "./response-modes";
 import { scopeString } from "./scopes";
@@ -37,6 +38,8 @@ export async function completeAuthorization(
   if (!(await completeAuthRequest(db, authRequestId))) throw new InvalidRequest("This authorization request was already answered.");
   const user = await getUser(db, session.userId);
   if (!user || user.locked) throw new LoginRequired("The user can no longer sign in.");
+  // OIDC Core 5.5.1: a request for a specific sub is never answered with another user's tokens.
+  if (!subjectAllowed(req.claims, user.id)) throw new LoginRequired("The signed-in user is not the subject the request asked for.");
   await touchSession(db, session.id, settings.lifetimes);
 
   const grantType = req.responseType === "code" ? "authorization_code" : "implicit";
@@ -46,6 +49,7 @@ export async function completeAuthorization(
     sessionId: session.id,
     grantType,
     scopes: req.scopes,
+    claims: req.claims ? { idToken: req.claims.idToken, userinfo: req.claims.userinfo } : null,
     expiresAt: new Date(Date.now() + Math.max(client.refreshTokenLifetime, client.accessTokenLifetime) * 1000),
   });
   await recordAudit(
@@ -85,6 +89,7 @@ export async function completeAuthorization(
     nonce: req.nonce,
     authTime: session.authTime,
     amr: session.amr,
+    idTokenClaims: req.claims?.idToken,
   };
   if (req.responseType === "id_token token") {
     const at = await issueAccessToken(tokenCtx);

@@ -17,6 +17,8 @@ export type DecisionInput = {
   hintSubject: string | null;
   /** Username of the id_token_hint's subject, when that user exists. */
   hintUsername: string | null;
+  /** The only users a `claims` request for a specific `sub` allows (OIDC Core 5.5.1); null: any. */
+  subjects?: string[] | null;
   sessions: SessionWithUser[];
   primaryDomain: string;
   now: Date;
@@ -39,9 +41,12 @@ export function hintMatches(hint: string, username: string, primaryDomain: strin
  * sessions: finish silently, or which login page to show, or (prompt=none) which error.
  */
 export function decide(input: DecisionInput): Decision {
-  const { prompt, maxAge, loginHint, hintSubject, now } = input;
+  const { prompt, maxAge, loginHint, now } = input;
+  // A requested sub names the user as an id_token_hint does; only its sessions can answer.
+  const hintSubject = input.hintSubject ?? (input.subjects?.length === 1 ? input.subjects[0]! : null);
   let sessions = input.sessions;
   if (hintSubject) sessions = sessions.filter((s) => s.userId === hintSubject);
+  if (input.subjects) sessions = sessions.filter((s) => input.subjects!.includes(s.userId));
   const byHint = loginHint ? sessions.filter((s) => hintMatches(loginHint, s.user.username, input.primaryDomain)) : [];
   const prefill = input.hintUsername ?? loginHint;
 

@@ -2,6 +2,7 @@ import type { TokenEnv } from "./tokens";
 import type { Client } from "@/lib/store/clients";
 import { InvalidRequest, InvalidScope, RequestNotSupported, RequestUriNotSupported, UnauthorizedClient, UnsupportedResponseType } from "./errors";
 import { authorizeFields, canonicalResponseType, type Prompt, type RawAuthorizeParams } from "./params/authorize";
+import { parseClaimsParameter, type ClaimsRequest } from "./claims-request";
 import { verifyIdTokenHint } from "./id-token-hint";
 import { parseScope } from "./scopes";
 
@@ -17,6 +18,8 @@ export type ValidAuthorizeRequest = {
   maxAge: number | null;
   loginHint: string | null;
   hintSubject: string | null;
+  /** The `claims` parameter (OIDC Core 5.5), null when absent. */
+  claims: ClaimsRequest | null;
 };
 
 /**
@@ -83,6 +86,7 @@ export async function validateAuthorizeRequest(
   if (v.login_hint !== undefined && !authorizeFields.loginHint.safeParse(v.login_hint).success) {
     throw new InvalidRequest("The login_hint is too long.");
   }
+  const claims = v.claims !== undefined ? parseClaimsParameter(v.claims, { issuesAccessToken: responseType !== "id_token" }) : null;
   const hintSubject = v.id_token_hint !== undefined ? await idTokenHintSubject(v.id_token_hint, client, ctx) : null;
 
   return {
@@ -96,6 +100,7 @@ export async function validateAuthorizeRequest(
     maxAge,
     loginHint: v.login_hint || null,
     hintSubject,
+    claims,
   };
 }
 

@@ -15,6 +15,7 @@ import { authorizeErrorPage } from "./authorize-pages";
 import { validateAuthorizeRequest } from "./authorize-request";
 import { OAuthError, ServerError } from "./errors";
 import { canonicalResponseType, readAuthorizeParams } from "./params/authorize";
+import { requestObjectResponseMode } from "./request-object-mode";
 import { deliverAuthorizationResponse, effectiveResponseMode } from "./response-modes";
 
 function redirect(location: string, cookies: string[]): Response {
@@ -55,7 +56,10 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
   if (!client.redirectUris.includes(v.redirect_uri)) return page("redirectUriMismatch");
 
   const redirectUri = v.redirect_uri;
-  const mode = effectiveResponseMode(v.response_mode, v.response_type && canonicalResponseType(v.response_type));
+  // Request objects are refused, but in the response mode the client asked for, even when it
+  // asked only inside the (unverified) request object: see request-object-mode.ts.
+  const requestedMode = requestObjectResponseMode(v.request) ?? v.response_mode;
+  const mode = effectiveResponseMode(requestedMode, v.response_type && canonicalResponseType(v.response_type));
   const respond = (params: Record<string, string | undefined>, cookies: string[] = []) =>
     withCookies(deliverAuthorizationResponse({ redirectUri, mode, lang: locale, theme: settings.branding, texts }, params), cookies);
   const fail = (err: OAuthError, cookies: string[] = []) =>
@@ -77,6 +81,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
       loginHint: req.loginHint,
       hintSubject: req.hintSubject,
       hintUsername: hintUser?.username ?? null,
+      subjects: req.claims?.subjects ?? null,
       sessions,
       primaryDomain: settings.primaryDomain,
       now,
@@ -98,6 +103,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
       maxAge: req.maxAge,
       loginHint: req.loginHint,
       hintSubject: req.hintSubject,
+      claims: req.claims,
       locale,
       loginName: decision.kind === "password" || decision.kind === "loginName" ? decision.loginName : null,
     });

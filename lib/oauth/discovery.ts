@@ -5,7 +5,8 @@ import { USER_CLAIMS } from "./claims";
 import { AUTHORIZE_METADATA } from "./authorize-discovery";
 import { endpointUrl } from "./endpoints";
 import { INTROSPECTION_AUTH_METHODS } from "./introspect";
-import { GRANT, RESPONSE_TYPES, SCOPES as KNOWN_SCOPES, TOKEN_ENDPOINT_GRANT_TYPES } from "@/lib/protocol/vocabulary";
+import { GRANT, GRANT_TYPES, RESPONSE_TYPES, SCOPES as KNOWN_SCOPES } from "@/lib/protocol/vocabulary";
+import { ID_TOKEN_CLAIMS } from "./tokens";
 
 /**
  * The OpenID Connect Discovery 1.0 document. It advertises exactly what works: an endpoint or
@@ -18,7 +19,8 @@ export function discoveryDocument(issuer: string, features: Features): Record<st
     token_endpoint: endpointUrl(issuer, "token"),
     jwks_uri: endpointUrl(issuer, "keys"),
     // Token exchange is a beta feature: advertised only while the instance has it enabled.
-    grant_types_supported: TOKEN_ENDPOINT_GRANT_TYPES.filter((g) => g !== GRANT.tokenExchange || features.tokenExchange),
+    // `implicit` is what the id_token response types are (RFC 8414 2: grant_types_supported).
+    grant_types_supported: GRANT_TYPES.filter((g) => g !== GRANT.tokenExchange || features.tokenExchange),
     token_endpoint_auth_methods_supported: ALL_METHODS,
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     introspection_endpoint: endpointUrl(issuer, "introspect"),
@@ -30,12 +32,16 @@ export function discoveryDocument(issuer: string, features: Features): Record<st
     userinfo_endpoint: endpointUrl(issuer, "userinfo"),
     end_session_endpoint: endpointUrl(issuer, "endSession"),
     scopes_supported: KNOWN_SCOPES,
-    claims_supported: ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "sid", "amr", ...USER_CLAIMS],
+    // Exactly what ID tokens and userinfo can carry (userinfo: `sub` and the user claims).
+    claims_supported: [...ID_TOKEN_CLAIMS, ...USER_CLAIMS],
+    claim_types_supported: ["normal"],
     response_types_supported: RESPONSE_TYPES,
     ...AUTHORIZE_METADATA,
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [SIGNING_ALG],
-    claims_parameter_supported: false,
+    claims_parameter_supported: true,
+    // Request objects are refused (request_not_supported / request_uri_not_supported), so no
+    // request_object_signing_alg_values_supported either.
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
   };

@@ -1,5 +1,6 @@
 import { json, NO_STORE } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
+import { getGrant } from "@/lib/store/grants";
 import { getSettings } from "@/lib/store/settings";
 import { resolveAccessToken } from "./access-token";
 import { claimsForScopes } from "./claims";
@@ -74,7 +75,7 @@ async function presentedToken(request: Request): Promise<string> {
 
 /**
  * GET and POST /oidc/v1/userinfo (OIDC Core 5.3): `sub` and the standard claims of the granted
- * scopes, nothing else. The token must be active (not expired, not revoked by its client or a
+ * scopes and of the `claims` request parameter, nothing else. The token must be active (not expired, not revoked by its client or a
  * logout), be about a user (a client-credentials token is not), and carry `openid`.
  */
 export async function handleUserinfo(inst: Engine, request: Request): Promise<Response> {
@@ -98,7 +99,9 @@ export async function handleUserinfo(inst: Engine, request: Request): Promise<Re
     if (!t.user) throw new BearerError(401, "invalid_token", "The access token is not about a user.");
     if (!t.scopes.includes("openid")) throw new BearerError(403, "insufficient_scope", "The access token lacks the openid scope.", "openid");
     const { primaryDomain } = await getSettings(inst);
-    return json({ ...claimsForScopes(t.user, t.scopes, primaryDomain), sub: t.user.id }, 200, { ...NO_STORE, ...CORS });
+    // Claims the authorization request asked for by name (OIDC Core 5.5) are kept with its grant.
+    const requested = t.grantId ? ((await getGrant(inst.db, t.grantId))?.claims?.userinfo ?? []) : [];
+    return json({ ...claimsForScopes(t.user, t.scopes, primaryDomain, requested), sub: t.user.id }, 200, { ...NO_STORE, ...CORS });
   } catch (err) {
     if (err instanceof BearerError) return err.response();
     inst.log.error({ err, path: new URL(request.url).pathname }, "unhandled error");

@@ -12,6 +12,8 @@ export type NewGrant = {
   sessionId: string | null;
   grantType: string;
   scopes: string[];
+  /** User claims the `claims` request parameter asked for (OIDC Core 5.5). */
+  claims?: { idToken: string[]; userinfo: string[] } | null;
   expiresAt: Date;
 };
 

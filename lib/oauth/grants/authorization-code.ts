@@ -45,6 +45,7 @@ export const authorizationCodeGrant: Grant = {
       nonce: code.nonce,
       authTime: code.authTime,
       amr: code.amr,
+      idTokenClaims: grant.claims?.idToken,
     });
     await recordAudit(g.db, { ...g.audit }, {
       action: "token.issued",

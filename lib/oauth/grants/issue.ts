@@ -31,6 +31,8 @@ export async function issueUserTokens(
     forceRefresh?: boolean;
     actor?: Record<string, unknown> | null;
     audience?: string[];
+    /** The grant's `claims` request (OIDC Core 5.5): user claims its ID tokens carry whatever the scope. */
+    idTokenClaims?: readonly string[] | null;
   },
 ): Promise<TokenResponse> {
   const ctx: TokenContext = {
@@ -49,6 +51,7 @@ export async function issueUserTokens(
     familyId: t.familyId,
     actor: t.actor,
     audience: t.audience,
+    idTokenClaims: t.idTokenClaims,
   };
   const at = await issueAccessToken(ctx);
   const body: TokenResponse = {

@@ -51,6 +51,8 @@ export const refreshTokenGrant: Grant = {
       forceRefresh: true,
       actor: family.actor,
       audience: t.audience,
+      // The claims the authorization request asked for stay with the grant.
+      idTokenClaims: grant.claims?.idToken,
     });
     await recordAudit(g.db, g.audit, {
       action: "token.refreshed",

@@ -1,0 +1,2 @@
+ALTER TABLE "auth_requests" ADD COLUMN "claims" jsonb;--> statement-breakpoint
+ALTER TABLE "grants" ADD COLUMN "claims" jsonb;
