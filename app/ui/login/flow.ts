@@ -4,7 +4,7 @@ import { csrfToken } from "@/lib/session/csrf";
 import { userAgentCookieName } from "@/lib/session/user-agent";
 import { findPendingAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { getClient, type Client } from "@/lib/store/clients";
-import { findUserAgent, liveSessions, type SessionWithUser } from "@/lib/store/sessions";
+import { findUserAgent } from "@/lib/store/sessions";
 import { getSettings, type Settings } from "@/lib/store/settings";
 
 export type LoginFlow = {
@@ -13,7 +13,6 @@ export type LoginFlow = {
   authRequest: AuthRequest;
   client: Client;
   settings: Settings;
-  sessions: SessionWithUser[];
 };
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
@@ -31,6 +30,6 @@ export async function loadFlow(searchParams: SearchParams): Promise<LoginFlow | 
   if (!authRequest) return null;
   const client = await getClient(inst.db, authRequest.clientId);
   if (!client) return null;
-  const [settings, sessions] = await Promise.all([getSettings(inst.db), liveSessions(inst.db, ua.id)]);
-  return { id, csrf: csrfToken(inst.masterKey, ua.id, id), authRequest, client, settings, sessions };
+  const settings = await getSettings(inst.db);
+  return { id, csrf: csrfToken(inst.masterKey, ua.id, id), authRequest, client, settings };
 }
