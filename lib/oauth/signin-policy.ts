@@ -28,18 +28,20 @@
  *
  * 1. `hint_user_unavailable`: the `id_token_hint` names a user who no longer exists or is locked:
  *    nobody can ever satisfy the request, so the client gets `login_required`.
- * 2. `prompt_create`: `prompt=create` shows the registration (not when an `id_token_hint` names
+ * 2. `chosen_locked`: the account chosen during the request belongs to a user locked since: sign
+ *    in again (never another session instead of the one the user picked).
+ * 3. `prompt_create`: `prompt=create` shows the registration (not when an `id_token_hint` names
  *    an existing user: a new account can never be that user).
- * 3. `id_token_hint`: the account chosen during the request is not the user the hint names
+ * 4. `id_token_hint`: the account chosen during the request is not the user the hint names
  *    (OIDC Core 3.1.2.1: never issue for another user): sign in again as the hinted user, with a
  *    notice that says so. Never a code for the other user.
- * 4. `prompt_login`: `prompt=login` needs a sign-in made during this request.
- * 5. `prompt_select_account`: `prompt=select_account` needs an account picked during this
+ * 5. `prompt_login`: `prompt=login` needs a sign-in made during this request.
+ * 6. `prompt_select_account`: `prompt=select_account` needs an account picked during this
  *    request (the chooser; the login page when there is nothing to choose from).
- * 6. `no_session`: no session fits the request (none at all, or none for the hinted user or
+ * 7. `no_session`: no session fits the request (none at all, or none for the hinted user or
  *    login hint): sign in, prefilled with the hinted user's name or the login hint.
- * 7. `account_selection`: several sessions and nothing says which one: the chooser.
- * 8. `max_age`: the account's sign-in is older than `max_age` seconds: its password again. A
+ * 8. `account_selection`: several sessions and nothing says which one: the chooser.
+ * 9. `max_age`: the account's sign-in is older than `max_age` seconds: its password again. A
  *    sign-in made during this request satisfies any `max_age` (also `max_age=0`); times are
  *    compared in whole seconds, as `auth_time` is (OIDC Core 2).
  *
@@ -135,6 +137,12 @@ const LOGIN_PROMPT: PolicyPrompt = {
       error: "login_required",
       description: "The user named by the id_token_hint cannot sign in.",
       need: (ctx) => (ctx.request.hintSubject && (!ctx.hintUser || ctx.hintUser.locked) ? { step: "error" } : null),
+    },
+    {
+      reason: "chosen_locked",
+      error: "login_required",
+      description: "The chosen user can no longer sign in.",
+      need: (ctx) => (ctx.chosen?.locked ? signIn(ctx) : null),
     },
     {
       reason: "prompt_create",
@@ -252,7 +260,7 @@ function satisfiesMaxAge(account: PolicyAccount, request: PolicyRequest, now: Da
 
 function contextOf<A extends PolicyAccount>(input: PolicyInput<A>): Context<A> {
   const { request } = input;
-  const chosen = input.chosen && !input.chosen.locked ? input.chosen : null;
+  const chosen = input.chosen;
   let candidates = input.sessions.filter((s) => !s.locked);
   if (request.hintSubject) candidates = candidates.filter((s) => s.userId === request.hintSubject);
   let account: A | null;
