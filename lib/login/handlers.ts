@@ -104,7 +104,7 @@ export const handleSubmitPassword = guarded(async (flow) => {
  * The policy's answer for an account signed in or picked on a login page: null when it finishes
  * the request (the callback then completes it), else the page the flow continues on.
  */
-async function refusal(flow: Flow, account: PolicyAccount & { id?: string }): Promise<Response | null> {
+async function refusal(flow: Flow, account: PolicyAccount): Promise<Response | null> {
   const { inst, settings, uaId, id, authRequest } = flow;
   const input = await loadPolicyInput(inst.db, {
     request: policyRequestOf(authRequest),
