@@ -29,11 +29,11 @@ async function aliceIdToken(page: Page): Promise<string> {
   return callbackParams(page.url()).id_token!;
 }
 
-/** Counts the password pages the browser is shown. */
-function countPasswordPages(page: Page): () => number {
+/** Counts the sign-ins: the password forms the browser submits. */
+function countSignIns(page: Page): () => number {
   let n = 0;
-  page.on("framenavigated", (f) => {
-    if (f === page.mainFrame() && new URL(f.url()).pathname === "/ui/login/password") n++;
+  page.on("request", (r) => {
+    if (r.method() === "POST" && new URL(r.url()).pathname === "/ui/login/submit/password") n++;
   });
   return () => n;
 }
@@ -96,7 +96,7 @@ test("the wrong-account message is in the user's language", async ({ browser }) 
 test("mod_auth_openidc's flow shape: max_age=0, exactly one sign-in, a code, a fresh auth_time; again with a session", async ({ browser }) => {
   const ctx = await browser.newContext();
   const page = await ctx.newPage();
-  const passwordPages = countPasswordPages(page);
+  const signIns = countSignIns(page);
   for (const round of [1, 2]) {
     // The second round holds a session from the first, older than max_age=0 allows.
     if (round === 2) await page.waitForTimeout(1100);
@@ -108,7 +108,7 @@ test("mod_auth_openidc's flow shape: max_age=0, exactly one sign-in, a code, a f
     await page.waitForURL(rp.redirectUri + "**");
     const p = callbackParams(page.url());
     expect(p.state).toBe(`m${round}`);
-    expect(passwordPages()).toBe(round);
+    expect(signIns()).toBe(round);
     const tokens = await rp.exchange(p.code!, verifier);
     const claims = await rp.verifyIdToken(tokens.id_token as string, `n${round}`);
     expect(claims.sub).toBe(alice.id);
