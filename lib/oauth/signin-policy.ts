@@ -14,7 +14,9 @@
  * - the request: `prompt`, `max_age`, `login_hint`, the subject of a verified `id_token_hint`
  *   and when the request was created;
  * - `chosen`: the account signed in or picked on a login page during this request (null on the
- *   first pass at the authorization endpoint);
+ *   first pass at the authorization endpoint). The password form asks with the account it has
+ *   just authenticated before it starts a session, so a refused user gets no session; the
+ *   callback asks again with the stored session before it issues anything;
  * - the browser's live sessions with their users' state (a locked user's session never counts);
  * - the user the `id_token_hint` names, if it still exists, and the time.
  *
@@ -45,7 +47,7 @@
  *    sign-in made during this request satisfies any `max_age` (also `max_age=0`); times are
  *    compared in whole seconds, as `auth_time` is (OIDC Core 2).
  *
- * A request "made during this request" means the session's auth time is not before the
+ * A sign-in "made during this request" means the session's auth time is not before the
  * request's creation (both in whole seconds): only a successful authentication moves it.
  *
  * ## Adding a step
@@ -53,7 +55,8 @@
  * A later step (second factor, password change, consent) is a new check in `LOGIN_PROMPT` or a
  * new prompt in `PROMPTS` (e.g. `consent` with `consent_required` for `prompt=none`), plus a new
  * member of `Interaction` and its page in `lib/login/steps.ts`. The inputs grow with the state the
- * check reads (e.g. the user's enrolled factors).
+ * check reads (e.g. the user's enrolled factors). Torii has no consent screen yet, so
+ * `prompt=consent` is accepted and changes nothing, and `consent_required` is never answered.
  */
 import type { Prompt } from "./params/authorize";
 
