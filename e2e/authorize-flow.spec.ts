@@ -96,14 +96,14 @@ test("every error of the table reaches the redirect URI with state; untrusted on
   await expectError(rp.authorizeUrl({ state: "e", prompt: "none" }), "login_required");
   await expectError(rp.authorizeUrl({ state: "e", response_type: "id_token" }), "invalid_request"); // implicit without nonce
 
-  // interaction_required: two sessions and prompt=none.
+  // account_selection_required (OIDC Core 3.1.2.6): two sessions, prompt=none, nothing says which.
   await page.goto(rp.authorizeUrl({}));
   await signIn(page, alice.name);
   await page.waitForURL(rp.redirectUri + "**");
   await page.goto(rp.authorizeUrl({ prompt: "login" }));
   await signIn(page, bob.name);
   await page.waitForURL(rp.redirectUri + "**");
-  await expectError(rp.authorizeUrl({ state: "e", prompt: "none" }), "interaction_required");
+  await expectError(rp.authorizeUrl({ state: "e", prompt: "none" }), "account_selection_required");
 
   const res = await page.goto(`/oauth/v2/authorize?client_id=${rp.clientId}&redirect_uri=${encodeURIComponent("https://evil.example/cb")}&response_type=code&scope=openid`);
   expect(res!.status()).toBe(400);

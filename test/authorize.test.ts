@@ -204,12 +204,12 @@ describe("sign-in and the code flow", () => {
     expect(redirectParams(await b.authorize({ ...base(), max_age: "3600" })).get("code")).toBeTruthy();
   });
 
-  it("two sessions: the chooser, interaction_required with prompt=none, login_hint preselects", async () => {
+  it("two sessions: the chooser, account_selection_required with prompt=none (OIDC Core 3.1.2.6), login_hint preselects", async () => {
     const b = new Browser(t);
     await b.signIn(await b.authorize(base()), "alice", "correct horse battery");
     await b.signIn(await b.authorize({ ...base(), prompt: "login" }), "bob+test", "correct horse battery");
     expect((await b.authorize(base())).headers.get("location")).toMatch(/^\/ui\/login\/accounts\?/);
-    expect(redirectParams(await b.authorize({ ...base(), prompt: "none" })).get("error")).toBe("interaction_required");
+    expect(redirectParams(await b.authorize({ ...base(), prompt: "none" })).get("error")).toBe("account_selection_required");
     const hinted = await b.authorize({ ...base(), prompt: "none", login_hint: "bob+test" });
     expect(redirectParams(hinted).get("code")).toBeTruthy();
   });

@@ -1,17 +1,18 @@
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
-import { sessionSatisfies } from "@/lib/oauth/authorize";
+import { nextStep, offersRegistration, type PolicyAccount } from "@/lib/oauth/signin-policy";
 import { isFormEncoded } from "@/lib/oauth/form";
 import { sameOrigin, verifyCsrf } from "@/lib/session/csrf";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
-import { getLiveSession, recordAuthentication } from "@/lib/store/sessions";
+import { liveSessions, recordAuthentication } from "@/lib/store/sessions";
 import { getSettings, type Settings } from "@/lib/store/settings";
 import { checkPassword } from "./password";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
 import { registerUser } from "./register";
+import { asAccount, interactionPage, loadPolicyInput, policyRequestOf } from "./steps";
 
 type Flow = { inst: Engine; settings: Settings; uaId: string; id: string; authRequest: AuthRequest; form: URLSearchParams; actor: Actor };
 
@@ -58,7 +59,8 @@ export const handleSubmitLoginName = guarded(async ({ inst, id, form }) => {
 });
 
 /** Step 2: the password, with the lockout policy; success starts (or refreshes) a session. */
-export const handleSubmitPassword = guarded(async ({ inst, settings, uaId, id, authRequest, form, actor }) => {
+export const handleSubmitPassword = guarded(async (flow) => {
+  const { inst, settings, uaId, id, authRequest, form, actor } = flow;
   const loginName = authRequest.loginName;
   if (!loginName) return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
   const result = await checkPassword(inst.db, {
@@ -80,6 +82,10 @@ export const handleSubmitPassword = guarded(async ({ inst, settings, uaId, id, a
     await updateAuthRequest(inst.db, id, { formError: result.reason, formValues: retryMinutes ? { retryMinutes } : null });
     return seeOther(loginUrl(LOGIN_PATHS.password, id));
   }
+  // Ask the policy whether this sign-in can finish the request before it starts a session: a user
+  // other than the one an id_token_hint names gets no session here and is asked for that user.
+  const refused = await refusal(flow, { userId: result.user.id, username: result.user.username, authTime: new Date(), locked: result.user.locked });
+  if (refused) return refused;
   const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: result.user.id, amr: ["pwd"], lifetimes: settings.lifetimes });
   await recordAudit(inst.db, { ...actor, id: result.user.id }, {
     action: "user.signin",
@@ -92,23 +98,45 @@ export const handleSubmitPassword = guarded(async ({ inst, settings, uaId, id, a
   return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
 });
 
-/** The account chooser: a live session of this browser, re-authenticated when the request demands it. */
-export const handleSubmitAccount = guarded(async ({ inst, uaId, id, authRequest, form }) => {
-  const session = await getLiveSession(inst.db, uaId, form.get("sessionId") ?? "");
+/**
+ * The policy's answer for an account signed in or picked on a login page: null when it finishes
+ * the request (the callback then completes it), else the page the flow continues on.
+ */
+async function refusal(flow: Flow, account: PolicyAccount): Promise<Response | null> {
+  const { inst, settings, uaId, id, authRequest } = flow;
+  const input = await loadPolicyInput(inst.db, {
+    request: policyRequestOf(authRequest),
+    userAgentId: uaId,
+    chosenSessionId: null,
+    primaryDomain: settings.primaryDomain,
+    now: new Date(),
+  });
+  const step = nextStep<PolicyAccount>({ ...input, chosen: account });
+  if (step.step === "finish") return null;
+  if (step.step === "error") return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+  const next = interactionPage(step, id);
+  await updateAuthRequest(inst.db, id, next.patch);
+  return seeOther(next.location);
+}
+
+/** The account chooser: a live session of this browser, if the policy lets it finish the request. */
+export const handleSubmitAccount = guarded(async (flow) => {
+  const { inst, uaId, id, form } = flow;
+  const session = (await liveSessions(inst.db, uaId)).find((s) => s.id === form.get("sessionId"));
   if (!session) {
     await updateAuthRequest(inst.db, id, { formError: "sessionGone", formValues: null });
     return seeOther(loginUrl(LOGIN_PATHS.accounts, id));
   }
-  if (!sessionSatisfies(authRequest, session, new Date())) {
-    await updateAuthRequest(inst.db, id, { loginName: session.user.username, formError: null, formValues: null });
-    return seeOther(loginUrl(LOGIN_PATHS.password, id));
-  }
+  const refused = await refusal(flow, asAccount(session));
+  if (refused) return refused;
   await updateAuthRequest(inst.db, id, { sessionId: session.id, formError: null, formValues: null });
   return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
 });
 
 /** Self-registration: the new user is signed in at once. */
 export const handleSubmitRegister = guarded(async ({ inst, settings, uaId, id, authRequest, form, actor }) => {
+  // A new account can never be the user an id_token_hint names.
+  if (!offersRegistration(authRequest)) return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
   const field = (name: string) => (form.get(name) ?? "").trim();
   const input = {
     username: field("username"),

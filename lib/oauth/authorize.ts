@@ -1,22 +1,20 @@
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Engine } from "@/lib/engine";
-import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
+import { interactionPage, loadPolicyInput, policyRequestOf } from "@/lib/login/steps";
 import { serializeCookie } from "@/lib/session/cookies";
 import { ensureUserAgent, userAgentOfRequest } from "@/lib/session/user-agent";
-import { createAuthRequest, findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
+import { createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "@/lib/store/auth-requests";
 import { getClient } from "@/lib/store/clients";
-import { getLiveSession, liveSessions } from "@/lib/store/sessions";
 import { getSettings, type Settings } from "@/lib/store/settings";
-import { getUser } from "@/lib/store/users";
 import { completeAuthorization } from "./authorize-complete";
-import { decide, freshEnough } from "./authorize-decision";
 import { authorizeErrorPage } from "./authorize-pages";
 import { validateAuthorizeRequest } from "./authorize-request";
-import { OAuthError, ServerError } from "./errors";
+import { AccountSelectionRequired, LoginRequired, OAuthError, ServerError } from "./errors";
 import { canonicalResponseType, readAuthorizeParams } from "./params/authorize";
 import { requestObjectResponseMode } from "./request-object-mode";
 import { deliverAuthorizationResponse, effectiveResponseMode } from "./response-modes";
+import { nextStep, type ClientErrorCode } from "./signin-policy";
 
 function redirect(location: string, cookies: string[]): Response {
   const headers = new Headers({ Location: location, "Cache-Control": "no-store", "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'" });
@@ -73,52 +71,42 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
       serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") }),
     ];
     const now = new Date();
-    const sessions = await liveSessions(inst.db, ua.id, now);
-    const hintUser = req.hintSubject ? await getUser(inst.db, req.hintSubject) : undefined;
-    const decision = decide({
+    const policyRequest = {
       prompt: req.prompt,
       maxAge: req.maxAge,
       loginHint: req.loginHint,
       hintSubject: req.hintSubject,
-      hintUsername: hintUser?.username ?? null,
       subjects: req.claims?.subjects ?? null,
-      sessions,
-      primaryDomain: settings.primaryDomain,
-      now,
-    });
-    if (decision.kind === "error") return fail(decision.error, cookies);
+      createdAt: now,
+    };
+    const step = nextStep(await loadPolicyInput(inst.db, { request: policyRequest, userAgentId: ua.id, chosenSessionId: null, primaryDomain: settings.primaryDomain, now }));
+    if (step.step === "error") return fail(clientError(step), cookies);
 
-    const { id, row } = await createAuthRequest(inst.db, {
-      userAgentId: ua.id,
-      clientId: client.id,
-      redirectUri,
-      responseType: req.responseType,
-      responseMode: mode,
-      scopes: req.scopes,
-      state: req.state,
-      nonce: req.nonce,
-      codeChallenge: req.codeChallenge,
-      codeChallengeMethod: req.codeChallengeMethod,
-      prompt: req.prompt,
-      maxAge: req.maxAge,
-      loginHint: req.loginHint,
-      hintSubject: req.hintSubject,
-      claims: req.claims,
-      locale,
-      loginName: decision.kind === "password" || decision.kind === "loginName" ? decision.loginName : null,
-    });
-    switch (decision.kind) {
-      case "complete":
-        return withCookies(await completeAuthorization(inst, id, row, client, decision.session, settings), cookies);
-      case "loginName":
-        return redirect(loginUrl(LOGIN_PATHS.loginName, id), cookies);
-      case "password":
-        return redirect(loginUrl(LOGIN_PATHS.password, id), cookies);
-      case "accounts":
-        return redirect(loginUrl(LOGIN_PATHS.accounts, id), cookies);
-      case "register":
-        return redirect(loginUrl(LOGIN_PATHS.register, id), cookies);
-    }
+    const { id, row } = await createAuthRequest(
+      inst.db,
+      {
+        userAgentId: ua.id,
+        clientId: client.id,
+        redirectUri,
+        responseType: req.responseType,
+        responseMode: mode,
+        scopes: req.scopes,
+        state: req.state,
+        nonce: req.nonce,
+        codeChallenge: req.codeChallenge,
+        codeChallengeMethod: req.codeChallengeMethod,
+        prompt: req.prompt,
+        maxAge: req.maxAge,
+        loginHint: req.loginHint,
+        hintSubject: req.hintSubject,
+        claims: req.claims,
+        locale,
+        loginName: step.step === "signIn" ? step.loginName : step.step === "reauthenticate" ? step.account.username : null,
+      },
+      now,
+    );
+    if (step.step === "finish") return withCookies(await completeAuthorization(inst, id, row, client, step.account, settings), cookies);
+    return redirect(interactionPage(step, id).location, cookies);
   } catch (err) {
     if (err instanceof OAuthError) return fail(err);
     inst.log.error({ err }, "authorize failed");
@@ -152,13 +140,23 @@ export async function handleAuthorizeCallback(inst: Engine, request: Request): P
     return authorizeErrorPage({ status: 400, locale: authRequest.locale, code: "unknownClient", theme: settings.branding, texts });
   }
   const now = new Date();
-  const session = authRequest.sessionId ? await getLiveSession(inst.db, ua.id, authRequest.sessionId, now) : undefined;
-  if (!session || !sessionSatisfies(authRequest, session, now)) {
-    await updateAuthRequest(inst.db, id, { sessionId: null });
-    return redirect(loginUrl(LOGIN_PATHS.loginName, id), []);
+  const step = nextStep(
+    await loadPolicyInput(inst.db, {
+      request: policyRequestOf(authRequest),
+      userAgentId: ua.id,
+      chosenSessionId: authRequest.sessionId,
+      primaryDomain: settings.primaryDomain,
+      now,
+    }),
+  );
+  if (step.step !== "finish" && step.step !== "error") {
+    const next = interactionPage(step, id);
+    await updateAuthRequest(inst.db, id, next.patch);
+    return redirect(next.location, []);
   }
   try {
-    return await completeAuthorization(inst, id, authRequest, client, session, settings);
+    if (step.step === "error") throw clientError(step);
+    return await completeAuthorization(inst, id, authRequest, client, step.account, settings);
   } catch (err) {
     const e = err instanceof OAuthError ? err : new ServerError("The server encountered an unexpected condition.");
     if (!(err instanceof OAuthError)) inst.log.error({ err }, "authorize callback failed");
@@ -169,16 +167,12 @@ export async function handleAuthorizeCallback(inst: Engine, request: Request): P
   }
 }
 
-/**
- * Whether a session may finish this request: authenticated recently enough for max_age, after
- * the request when prompt=login asked for a fresh sign-in, and the hinted subject if any.
- */
-export function sessionSatisfies(
-  authRequest: Pick<AuthRequest, "maxAge" | "prompt" | "createdAt" | "hintSubject">,
-  session: { authTime: Date; userId: string },
-  now: Date,
-): boolean {
-  if (!freshEnough(session, authRequest.maxAge, now)) return false;
-  if (authRequest.prompt.includes("login") && session.authTime.getTime() < authRequest.createdAt.getTime() - 1000) return false;
-  return true;
+const CLIENT_ERRORS: Record<ClientErrorCode, new (description: string) => OAuthError> = {
+  login_required: LoginRequired,
+  account_selection_required: AccountSelectionRequired,
+};
+
+/** The policy's answer for the client as the OAuth error it is delivered as. */
+function clientError(step: { error: ClientErrorCode; description: string }): OAuthError {
+  return new CLIENT_ERRORS[step.error](step.description);
 }

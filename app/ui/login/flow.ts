@@ -4,7 +4,7 @@ import { csrfToken } from "@torii/core/session/csrf";
 import { userAgentCookieName } from "@torii/core/session/user-agent";
 import { findPendingAuthRequest, type AuthRequest } from "@torii/core/store/auth-requests";
 import { getClient, type Client } from "@torii/core/store/clients";
-import { findUserAgent, liveSessions, type SessionWithUser } from "@torii/core/store/sessions";
+import { findUserAgent } from "@torii/core/store/sessions";
 import { getSettings, type Settings } from "@torii/core/store/settings";
 
 export type LoginFlow = {
@@ -13,7 +13,6 @@ export type LoginFlow = {
   authRequest: AuthRequest;
   client: Client;
   settings: Settings;
-  sessions: SessionWithUser[];
 };
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
@@ -31,6 +30,6 @@ export async function loadFlow(searchParams: SearchParams): Promise<LoginFlow | 
   if (!authRequest) return null;
   const client = await getClient(inst, authRequest.clientId);
   if (!client) return null;
-  const [settings, sessions] = await Promise.all([getSettings(inst), liveSessions(inst.db, ua.id)]);
-  return { id, csrf: csrfToken(inst.masterKey, ua.id, id), authRequest, client, settings, sessions };
+  const settings = await getSettings(inst);
+  return { id, csrf: csrfToken(inst.masterKey, ua.id, id), authRequest, client, settings };
 }

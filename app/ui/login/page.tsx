@@ -1,5 +1,6 @@
 import { getTranslations } from "next-intl/server";
 import { LOGIN_PATHS, loginUrl } from "@torii/core/login/paths";
+import { offersRegistration } from "@torii/core/oauth/signin-policy";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "./flow";
 import { FlowExpired } from "./flow-expired";
@@ -11,8 +12,13 @@ export default async function LoginNamePage({ searchParams }: { searchParams: Pr
   if (!flow) return <FlowExpired />;
   const t = await getTranslations("login");
   const { authRequest: req } = flow;
-  const error = req.formError === "loginNameRequired" ? t("errors.loginNameRequired") : null;
   const value = req.loginName ?? req.loginHint ?? "";
+  let error: string | null = null;
+  if (req.formError === "loginNameRequired") error = t("errors.loginNameRequired");
+  // The sign-in policy refused another account than the one the application asked for.
+  else if (req.formError === "wrongAccount") {
+    error = t("errors.wrongAccount", { signedInAs: req.formValues?.signedInAs ?? "", client: flow.client.name, loginName: value });
+  }
   return (
     <AuthShell settings={flow.settings} title={t("loginName.title")} subtitle={t("continueTo", { client: flow.client.name })}>
       <form method="post" action={LOGIN_PATHS.submitLoginName} noValidate>
@@ -39,9 +45,11 @@ export default async function LoginNamePage({ searchParams }: { searchParams: Pr
           {t("loginName.submit")}
         </button>
       </form>
-      <p className="auth-alt">
-        {t("loginName.noAccount")} <a href={loginUrl(LOGIN_PATHS.register, flow.id)}>{t("loginName.register")}</a>
-      </p>
+      {offersRegistration(req) ? (
+        <p className="auth-alt">
+          {t("loginName.noAccount")} <a href={loginUrl(LOGIN_PATHS.register, flow.id)}>{t("loginName.register")}</a>
+        </p>
+      ) : null}
     </AuthShell>
   );
 }

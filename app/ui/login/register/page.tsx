@@ -1,5 +1,7 @@
 import { getTranslations } from "next-intl/server";
+import { redirect } from "next/navigation";
 import { LOGIN_PATHS, loginUrl } from "@torii/core/login/paths";
+import { offersRegistration } from "@torii/core/oauth/signin-policy";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "../flow";
 import { FlowExpired } from "../flow-expired";
@@ -18,6 +20,8 @@ const FIELDS = [
 export default async function RegisterPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const flow = await loadFlow(searchParams);
   if (!flow) return <FlowExpired />;
+  // A new account can never be the user an id_token_hint names: sign in instead.
+  if (!offersRegistration(flow.authRequest)) redirect(loginUrl(LOGIN_PATHS.loginName, flow.id));
   const t = await getTranslations("login");
   const values = flow.authRequest.formError === "register" ? (flow.authRequest.formValues ?? {}) : {};
   const policy = flow.settings.passwordPolicy;

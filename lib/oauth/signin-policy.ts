@@ -1,0 +1,291 @@
+/**
+ * # The sign-in policy
+ *
+ * The one place that decides what the browser sees during an authorization request: finish for a
+ * session, show the login name page (possibly prefilled), ask a known user for their password
+ * again, show the account chooser or the registration, or answer the client with an error. The
+ * authorization endpoint (`handleAuthorize`), its callback (`handleAuthorizeCallback`), every login
+ * form handler (`lib/login/handlers.ts`) and the account chooser page ask `nextStep`; none of them
+ * decides on its own. The module is pure: no database, no HTTP, no framework; the callers load the
+ * sessions and users and act on the answer (`lib/login/steps.ts` maps a step to a page).
+ *
+ * ## Inputs
+ *
+ * - the request: `prompt`, `max_age`, `login_hint`, the subject of a verified `id_token_hint`
+ *   and when the request was created;
+ * - `chosen`: the account signed in or picked on a login page during this request (null on the
+ *   first pass at the authorization endpoint). The password form asks with the account it has
+ *   just authenticated before it starts a session, so a refused user gets no session; the
+ *   callback asks again with the stored session before it issues anything;
+ * - the browser's live sessions with their users' state (a locked user's session never counts);
+ * - the user the `id_token_hint` names, if it still exists, and the time.
+ *
+ * ## How it decides
+ *
+ * Modelled on node-oidc-provider's interaction policy: a prompt is a list of named checks, run in
+ * order. Each check either passes or names the interaction it needs. The first check that needs
+ * one wins; with `prompt=none` that need becomes the check's error for the client instead
+ * (`login_required`, `account_selection_required`). When every check passes, the request finishes
+ * for the account the checks agreed on. Today there is one prompt, `login`, with these checks:
+ *
+ * 1. `hint_user_unavailable`: the `id_token_hint` names a user who no longer exists or is locked:
+ *    nobody can ever satisfy the request, so the client gets `login_required`.
+ * 2. `chosen_locked`: the account chosen during the request belongs to a user locked since: sign
+ *    in again (never another session instead of the one the user picked).
+ * 3. `claims_sub`: the account chosen during the request is not a user a `claims` request for a
+ *    specific `sub` allows (OIDC Core 5.5.1): `login_required` for the client, no code. Only
+ *    such users' sessions are candidates at all.
+ * 4. `prompt_create`: `prompt=create` shows the registration (not when an `id_token_hint` names
+ *    an existing user: a new account can never be that user).
+ * 5. `id_token_hint`: the account chosen during the request is not the user the hint names
+ *    (OIDC Core 3.1.2.1: never issue for another user): sign in again as the hinted user, with a
+ *    notice that says so. Never a code for the other user.
+ * 6. `prompt_login`: `prompt=login` needs a sign-in made during this request.
+ * 7. `prompt_select_account`: `prompt=select_account` needs an account picked during this
+ *    request (the chooser; the login page when there is nothing to choose from).
+ * 8. `no_session`: no session fits the request (none at all, or none for the hinted user or
+ *    login hint): sign in, prefilled with the hinted user's name or the login hint.
+ * 9. `account_selection`: several sessions and nothing says which one: the chooser.
+ * 10. `max_age`: the account's sign-in is older than `max_age` seconds: its password again. A
+ *    sign-in made during this request satisfies any `max_age` (also `max_age=0`); times are
+ *    compared in whole seconds, as `auth_time` is (OIDC Core 2).
+ *
+ * A sign-in "made during this request" means the session's auth time is not before the
+ * request's creation (both in whole seconds): only a successful authentication moves it.
+ *
+ * ## Adding a step
+ *
+ * A later step (second factor, password change, consent) is a new check in `LOGIN_PROMPT` or a
+ * new prompt in `PROMPTS` (e.g. `consent` with `consent_required` for `prompt=none`), plus a new
+ * member of `Interaction` and its page in `lib/login/steps.ts`. The inputs grow with the state the
+ * check reads (e.g. the user's enrolled factors). Torii has no consent screen yet, so
+ * `prompt=consent` is accepted and changes nothing, and `consent_required` is never answered.
+ */
+import type { Prompt } from "./params/authorize";
+
+/** An account the browser holds a session for (or has just authenticated). */
+export type PolicyAccount = {
+  userId: string;
+  username: string;
+  /** When the user last authenticated in this session. */
+  authTime: Date;
+  /** A locked user may not finish any request. */
+  locked: boolean;
+};
+
+export type PolicyRequest = {
+  prompt: readonly Prompt[];
+  /** Seconds, or null when the client sent no max_age. */
+  maxAge: number | null;
+  loginHint: string | null;
+  /** `sub` of a verified id_token_hint. */
+  hintSubject: string | null;
+  /**
+   * The only users a `claims` request for a specific `sub` allows (OIDC Core 5.5.1); null or
+   * absent: anyone. Unlike an id_token_hint it never prefills the login page: a user id in a
+   * request must not reveal that user's login name.
+   */
+  subjects?: readonly string[] | null;
+  createdAt: Date;
+};
+
+export type PolicyInput<A extends PolicyAccount> = {
+  request: PolicyRequest;
+  /** The browser's live sessions. */
+  sessions: readonly A[];
+  /** The account signed in or picked on a login page during this request; null before any. */
+  chosen: A | null;
+  /** The user the id_token_hint names, when there is a hint and that user exists. */
+  hintUser: { username: string; locked: boolean } | null;
+  /** Login hints may name a user as `username@primaryDomain`. */
+  primaryDomain: string;
+  now: Date;
+};
+
+/** Error codes for the client (OIDC Core 3.1.2.6); a consent prompt would add `consent_required`. */
+export type ClientErrorCode = "login_required" | "account_selection_required";
+
+/** What the browser is shown next. */
+export type Interaction<A extends PolicyAccount> =
+  /** The login name page, prefilled when the request names someone; `notice` explains why. */
+  | { step: "signIn"; loginName: string | null; notice: { kind: "wrongAccount"; signedInAs: string } | null }
+  /** The password page of a known account (its sign-in is too old, or prompt=login). */
+  | { step: "reauthenticate"; account: A }
+  | { step: "chooseAccount" }
+  | { step: "register" };
+
+export type Step<A extends PolicyAccount> =
+  | Interaction<A>
+  | { step: "finish"; account: A }
+  | { step: "error"; error: ClientErrorCode; description: string; reason: string };
+
+/** What a check sees: the input plus what every check needs computed once. */
+type Context<A extends PolicyAccount> = PolicyInput<A> & {
+  /** Sessions that may finish a request: not of a locked user, of the hinted user if any. */
+  candidates: A[];
+  /** The account the request would finish for if every check passes. */
+  account: A | null;
+  /** The name the login page is prefilled with. */
+  prefill: string | null;
+};
+
+type Check = {
+  reason: string;
+  /** What a prompt=none request gets when this check needs an interaction. */
+  error: ClientErrorCode;
+  description: string;
+  need<A extends PolicyAccount>(ctx: Context<A>): Interaction<A> | { step: "error" } | null;
+};
+
+type PolicyPrompt = { name: string; checks: readonly Check[] };
+
+const signIn = <A extends PolicyAccount>(ctx: Context<A>): Interaction<A> => ({ step: "signIn", loginName: ctx.prefill, notice: null });
+
+const LOGIN_PROMPT: PolicyPrompt = {
+  name: "login",
+  checks: [
+    {
+      reason: "hint_user_unavailable",
+      error: "login_required",
+      description: "The user named by the id_token_hint cannot sign in.",
+      need: (ctx) => (ctx.request.hintSubject && (!ctx.hintUser || ctx.hintUser.locked) ? { step: "error" } : null),
+    },
+    {
+      reason: "chosen_locked",
+      error: "login_required",
+      description: "The chosen user can no longer sign in.",
+      need: (ctx) => (ctx.chosen?.locked ? signIn(ctx) : null),
+    },
+    {
+      reason: "claims_sub",
+      error: "login_required",
+      description: "The signed-in user is not the subject the request asked for.",
+      need: (ctx) => (ctx.chosen && ctx.request.subjects && !ctx.request.subjects.includes(ctx.chosen.userId) ? { step: "error" } : null),
+    },
+    {
+      reason: "prompt_create",
+      error: "login_required",
+      description: "The user must register.",
+      need: (ctx) => (ctx.request.prompt.includes("create") && !ctx.chosen && !ctx.request.hintSubject ? { step: "register" } : null),
+    },
+    {
+      reason: "id_token_hint",
+      error: "login_required",
+      description: "The user named by the id_token_hint must sign in.",
+      need: (ctx) =>
+        ctx.request.hintSubject && ctx.chosen && ctx.chosen.userId !== ctx.request.hintSubject
+          ? { step: "signIn", loginName: ctx.prefill, notice: { kind: "wrongAccount", signedInAs: ctx.chosen.username } }
+          : null,
+    },
+    {
+      reason: "prompt_login",
+      error: "login_required",
+      description: "The user must sign in again (prompt=login).",
+      need: (ctx) => {
+        if (!ctx.request.prompt.includes("login")) return null;
+        if (ctx.chosen) {
+          return signedInDuringRequest(ctx.chosen, ctx.request) ? null : { step: "reauthenticate", account: ctx.chosen };
+        }
+        return signIn(ctx);
+      },
+    },
+    {
+      reason: "prompt_select_account",
+      error: "account_selection_required",
+      description: "The user must choose an account (prompt=select_account).",
+      need: (ctx) => (ctx.request.prompt.includes("select_account") && !ctx.chosen ? (ctx.candidates.length ? { step: "chooseAccount" } : signIn(ctx)) : null),
+    },
+    {
+      reason: "no_session",
+      error: "login_required",
+      description: "The user is not signed in.",
+      need: (ctx) => {
+        if (ctx.account) return null;
+        const r = ctx.request;
+        return !ctx.candidates.length || r.hintSubject || r.loginHint ? signIn(ctx) : null;
+      },
+    },
+    {
+      reason: "account_selection",
+      error: "account_selection_required",
+      description: "The user must choose an account.",
+      need: (ctx) => (ctx.account ? null : { step: "chooseAccount" }),
+    },
+    {
+      reason: "max_age",
+      error: "login_required",
+      description: "The user must authenticate again (max_age).",
+      need: (ctx) => (ctx.account && !satisfiesMaxAge(ctx.account, ctx.request, ctx.now) ? { step: "reauthenticate", account: ctx.account } : null),
+    },
+  ],
+};
+
+/** The prompts in the order they are resolved; a consent prompt would follow login. */
+const PROMPTS: readonly PolicyPrompt[] = [LOGIN_PROMPT];
+
+/** The next step of an authorization request. */
+export function nextStep<A extends PolicyAccount>(input: PolicyInput<A>): Step<A> {
+  const ctx = contextOf(input);
+  const silent = input.request.prompt.includes("none");
+  for (const prompt of PROMPTS) {
+    for (const check of prompt.checks) {
+      const need = check.need(ctx);
+      if (!need) continue;
+      if (need.step === "error" || silent) return { step: "error", error: check.error, description: check.description, reason: check.reason };
+      return need;
+    }
+  }
+  // Every check passed, so `no_session` and `account_selection` found the account.
+  return { step: "finish", account: ctx.account! };
+}
+
+/**
+ * The accounts the chooser lists, the login hint's first, each with whether picking it finishes
+ * the request (`ready`) or needs a sign-in first.
+ */
+export function chooserEntries<A extends PolicyAccount>(input: PolicyInput<A>): { account: A; hinted: boolean; ready: boolean }[] {
+  const ctx = contextOf(input);
+  const hinted = (a: A) => !!input.request.loginHint && hintMatches(input.request.loginHint, a.username, input.primaryDomain);
+  return [...ctx.candidates]
+    .sort((a, b) => Number(hinted(b)) - Number(hinted(a)))
+    .map((account) => ({ account, hinted: hinted(account), ready: nextStep({ ...input, chosen: account }).step === "finish" }));
+}
+
+/** Whether a new account could finish this request: not when an id_token_hint names a user. */
+export function offersRegistration(request: Pick<PolicyRequest, "hintSubject">): boolean {
+  return !request.hintSubject;
+}
+
+/** A login hint names a user by username or by username@primarydomain, case-insensitively. */
+export function hintMatches(hint: string, username: string, primaryDomain: string): boolean {
+  const h = hint.trim().toLowerCase();
+  const u = username.toLowerCase();
+  return h === u || h === `${u}@${primaryDomain.toLowerCase()}`;
+}
+
+const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** The account authenticated after this request was created (whole seconds, as auth_time). */
+function signedInDuringRequest(account: PolicyAccount, request: PolicyRequest): boolean {
+  return seconds(account.authTime) >= seconds(request.createdAt);
+}
+
+/** OIDC Core 3.1.2.1: re-authenticate when more than max_age seconds passed since auth_time. */
+function satisfiesMaxAge(account: PolicyAccount, request: PolicyRequest, now: Date): boolean {
+  if (request.maxAge === null || signedInDuringRequest(account, request)) return true;
+  return seconds(now) - seconds(account.authTime) <= request.maxAge;
+}
+
+function contextOf<A extends PolicyAccount>(input: PolicyInput<A>): Context<A> {
+  const { request } = input;
+  const chosen = input.chosen;
+  let candidates = input.sessions.filter((s) => !s.locked);
+  if (request.hintSubject) candidates = candidates.filter((s) => s.userId === request.hintSubject);
+  if (request.subjects) candidates = candidates.filter((s) => request.subjects!.includes(s.userId));
+  let account: A | null;
+  if (chosen) account = chosen;
+  else if (request.hintSubject) account = candidates[0] ?? null;
+  else if (request.loginHint) account = candidates.find((s) => hintMatches(request.loginHint!, s.username, input.primaryDomain)) ?? null;
+  else account = candidates.length === 1 ? candidates[0]! : null;
+  return { ...input, chosen, candidates, account, prefill: input.hintUser?.username ?? request.loginHint };
+}

@@ -1,0 +1,281 @@
+import { describe, expect, it } from "vitest";
+import type { Prompt } from "@/lib/oauth/params/authorize";
+import { chooserEntries, nextStep, offersRegistration, type PolicyAccount, type PolicyInput, type Step } from "@/lib/oauth/signin-policy";
+
+/**
+ * The sign-in policy as a table: every combination of prompt × the browser's sessions × max_age ×
+ * id_token_hint × login_hint on the first pass (the authorization endpoint, nothing chosen yet),
+ * and every combination of prompt × max_age × id_token_hint × the account signed in or picked
+ * during the request (the callback). Steps are written as short strings so that a failing row
+ * reads as what the browser would see.
+ */
+
+const NOW = new Date("2026-11-23T12:00:00.500Z");
+const ago = (ms: number) => new Date(NOW.getTime() - ms);
+/** The request was created 10 s ago; existing sessions signed in 5 minutes ago. */
+const CREATED = ago(10_000);
+const OLD = ago(300_000);
+
+type Acc = PolicyAccount & { label: string };
+const account = (username: string, authTime: Date, locked = false): Acc => ({ label: username, userId: `u-${username}`, username, authTime, locked });
+
+const USERS: Record<string, { username: string; locked: boolean }> = {
+  "u-alice": { username: "alice", locked: false },
+  "u-bob": { username: "bob", locked: false },
+  "u-carol": { username: "carol", locked: false },
+  "u-lena": { username: "lena", locked: true },
+};
+
+const SESSIONS = {
+  none: [] as Acc[],
+  one: [account("alice", OLD)],
+  two: [account("alice", OLD), account("bob", OLD)],
+  lockedUser: [account("lena", OLD, true)],
+};
+type Sessions = keyof typeof SESSIONS;
+
+const MAX_AGE = { absent: null, zero: 0, large: 86_400, expired: 60 } as const;
+type MaxAge = keyof typeof MAX_AGE;
+
+/** `matchesSession`: the hint names alice (who has a session in `one` and `two`); `matchesNone`: carol, who has none. */
+const ID_TOKEN_HINT = { absent: null, matchesSession: "u-alice", matchesNone: "u-carol" } as const;
+type IdTokenHint = keyof typeof ID_TOKEN_HINT;
+
+type LoginHint = "absent" | "matches" | "noMatch";
+/** `matches` names the browser's last session's user (bob of two, lena's locked one), alice when there is none. */
+function loginHintValue(h: LoginHint, sessions: Sessions): string | null {
+  if (h === "absent") return null;
+  if (h === "noMatch") return "dave";
+  const s = SESSIONS[sessions];
+  return s.length ? s[s.length - 1]!.username.toUpperCase() : "alice";
+}
+
+const PROMPTS: Record<string, Prompt[]> = { absent: [], none: ["none"], login: ["login"], select_account: ["select_account"], create: ["create"] };
+
+function input(o: { prompt: Prompt[]; sessions: Acc[]; maxAge: number | null; hintSubject: string | null; loginHint: string | null; chosen?: Acc | null }): PolicyInput<Acc> {
+  const hint = o.hintSubject ? USERS[o.hintSubject] : undefined;
+  return {
+    request: { prompt: o.prompt, maxAge: o.maxAge, loginHint: o.loginHint, hintSubject: o.hintSubject, createdAt: CREATED },
+    sessions: o.sessions,
+    chosen: o.chosen ?? null,
+    hintUser: hint ? { username: hint.username, locked: hint.locked } : null,
+    primaryDomain: "example.com",
+    now: NOW,
+  };
+}
+
+/** A step as the browser sees it. */
+function show(step: Step<Acc>): string {
+  switch (step.step) {
+    case "finish":
+      return `finish ${step.account.label}`;
+    case "signIn":
+      return `signIn ${step.loginName ?? "-"}${step.notice ? ` (${step.notice.kind}: ${step.notice.signedInAs})` : ""}`;
+    case "reauthenticate":
+      return `password ${step.account.label}`;
+    case "chooseAccount":
+      return "chooser";
+    case "register":
+      return "register";
+    case "error":
+      return step.error;
+  }
+}
+
+/**
+ * What OIDC Core 3.1.2.1 and the hosted login promise on the first pass, rule by rule:
+ * - a locked user's session counts as none; an id_token_hint narrows the sessions to its subject;
+ * - the request is about the hinted user's session, else the login hint's, else the only session;
+ * - prompt=none answers at once: that session if fresh enough, account_selection_required when
+ *   several sessions and nothing says which, login_required otherwise;
+ * - prompt=create registers (not with an id_token_hint: a new account is never the hinted user),
+ *   prompt=login signs in again, prompt=select_account shows the chooser when there is a choice;
+ * - no session for the request: sign in (prefilled with the hinted user or the login hint), or the
+ *   chooser when there are several and no hint;
+ * - a session older than max_age asks for its password; otherwise finish.
+ */
+function expectedFirstPass(c: { prompt: string; sessions: Sessions; maxAge: MaxAge; idTokenHint: IdTokenHint; loginHint: LoginHint }): string {
+  const hint = ID_TOKEN_HINT[c.idTokenHint];
+  const loginHint = loginHintValue(c.loginHint, c.sessions);
+  const usable = SESSIONS[c.sessions].filter((s) => !s.locked && (!hint || s.userId === hint));
+  const prefill = (hint ? USERS[hint]!.username : loginHint) ?? "-";
+  const who = hint ? usable[0] : loginHint ? usable.find((s) => s.username === loginHint.toLowerCase()) : usable.length === 1 ? usable[0] : undefined;
+  const maxAge = MAX_AGE[c.maxAge];
+  const stale = !!who && maxAge !== null && (NOW.getTime() - who.authTime.getTime()) / 1000 > maxAge;
+  const manyUnhinted = !who && usable.length > 1 && !hint && !loginHint;
+
+  if (c.prompt === "none") return !who ? (manyUnhinted ? "account_selection_required" : "login_required") : stale ? "login_required" : `finish ${who.label}`;
+  if (c.prompt === "create" && !hint) return "register";
+  if (c.prompt === "login") return `signIn ${prefill}`;
+  if (c.prompt === "select_account") return usable.length ? "chooser" : `signIn ${prefill}`;
+  if (!who) return manyUnhinted ? "chooser" : `signIn ${prefill}`;
+  return stale ? `password ${who.label}` : `finish ${who.label}`;
+}
+
+const cases: { prompt: string; sessions: Sessions; maxAge: MaxAge; idTokenHint: IdTokenHint; loginHint: LoginHint }[] = [];
+for (const prompt of Object.keys(PROMPTS))
+  for (const sessions of Object.keys(SESSIONS) as Sessions[])
+    for (const maxAge of Object.keys(MAX_AGE) as MaxAge[])
+      for (const idTokenHint of Object.keys(ID_TOKEN_HINT) as IdTokenHint[])
+        for (const loginHint of ["absent", "matches", "noMatch"] as LoginHint[]) cases.push({ prompt, sessions, maxAge, idTokenHint, loginHint });
+
+describe("first pass: prompt × sessions × max_age × id_token_hint × login_hint", () => {
+  it("covers all 720 combinations", () => expect(cases).toHaveLength(5 * 4 * 4 * 3 * 3));
+
+  it.each(cases)("prompt=$prompt sessions=$sessions max_age=$maxAge id_token_hint=$idTokenHint login_hint=$loginHint", (c) => {
+    const step = nextStep(
+      input({
+        prompt: PROMPTS[c.prompt]!,
+        sessions: SESSIONS[c.sessions],
+        maxAge: MAX_AGE[c.maxAge],
+        hintSubject: ID_TOKEN_HINT[c.idTokenHint],
+        loginHint: loginHintValue(c.loginHint, c.sessions),
+      }),
+    );
+    expect(show(step)).toBe(expectedFirstPass(c));
+    // Never an account other than the one the id_token_hint names.
+    if (step.step === "finish" && ID_TOKEN_HINT[c.idTokenHint]) expect(step.account.userId).toBe(ID_TOKEN_HINT[c.idTokenHint]);
+    if (step.step === "finish" || step.step === "reauthenticate") expect(step.account.locked).toBe(false);
+  });
+});
+
+/** The account signed in (now) or picked (an old session) on a login page during the request. */
+const CHOSEN = {
+  hintedSignedIn: account("alice", ago(2_000)),
+  otherSignedIn: account("bob", ago(2_000)),
+  hintedPicked: account("alice", OLD),
+} as const;
+type Chosen = keyof typeof CHOSEN;
+
+const secondCases: { prompt: string; maxAge: MaxAge; idTokenHint: IdTokenHint; chosen: Chosen }[] = [];
+for (const prompt of ["absent", "login", "select_account", "create"])
+  for (const maxAge of Object.keys(MAX_AGE) as MaxAge[])
+    for (const idTokenHint of Object.keys(ID_TOKEN_HINT) as IdTokenHint[])
+      for (const chosen of Object.keys(CHOSEN) as Chosen[]) secondCases.push({ prompt, maxAge, idTokenHint, chosen });
+
+/**
+ * The callback: the chosen account finishes the request unless it is not the hinted user (sign
+ * in as that user again, told why), or it signed in before the request and prompt=login or
+ * max_age asks for a fresh sign-in (its password). A sign-in during the request satisfies any max_age.
+ */
+function expectedSecondPass(c: { prompt: string; maxAge: MaxAge; idTokenHint: IdTokenHint; chosen: Chosen }): string {
+  const hint = ID_TOKEN_HINT[c.idTokenHint];
+  const chosen = CHOSEN[c.chosen];
+  if (hint && chosen.userId !== hint) return `signIn ${USERS[hint]!.username} (wrongAccount: ${chosen.username})`;
+  const signedInNow = chosen.authTime >= CREATED;
+  const maxAge = MAX_AGE[c.maxAge];
+  if (!signedInNow && (c.prompt === "login" || (maxAge !== null && (NOW.getTime() - chosen.authTime.getTime()) / 1000 > maxAge))) {
+    return `password ${chosen.label}`;
+  }
+  return `finish ${chosen.label}`;
+}
+
+describe("callback: prompt × max_age × id_token_hint × the account chosen during the request", () => {
+  it.each(secondCases)("prompt=$prompt max_age=$maxAge id_token_hint=$idTokenHint chosen=$chosen", (c) => {
+    const chosen = CHOSEN[c.chosen];
+    const sessions = c.chosen === "hintedPicked" ? [chosen, account("bob", OLD)] : [...SESSIONS.two.filter((s) => s.userId !== chosen.userId), chosen];
+    const step = nextStep(input({ prompt: PROMPTS[c.prompt]!, sessions, maxAge: MAX_AGE[c.maxAge], hintSubject: ID_TOKEN_HINT[c.idTokenHint], loginHint: null, chosen }));
+    expect(show(step)).toBe(expectedSecondPass(c));
+  });
+});
+
+describe("the two defects (OIDC Core 3.1.2.1)", () => {
+  it("id_token_hint names alice, the browser has no session, bob signs in: no code for bob, sign in as alice again", () => {
+    const first = nextStep(input({ prompt: [], sessions: [], maxAge: null, hintSubject: "u-alice", loginHint: null }));
+    expect(show(first)).toBe("signIn alice");
+    const bob = account("bob", ago(1_000));
+    const after = nextStep(input({ prompt: [], sessions: [bob], maxAge: null, hintSubject: "u-alice", loginHint: null, chosen: bob }));
+    expect(show(after)).toBe("signIn alice (wrongAccount: bob)");
+    // Only bob's session in the browser: still alice's sign-in, never bob's session silently.
+    expect(show(nextStep(input({ prompt: [], sessions: [account("bob", OLD)], maxAge: null, hintSubject: "u-alice", loginHint: null })))).toBe("signIn alice");
+    expect(show(nextStep(input({ prompt: ["none"], sessions: [account("bob", OLD)], maxAge: null, hintSubject: "u-alice", loginHint: null })))).toBe("login_required");
+    expect(show(nextStep(input({ prompt: ["none"], sessions: [], maxAge: null, hintSubject: "u-alice", loginHint: null })))).toBe("login_required");
+    // Then alice signs in: finished for alice.
+    const alice = account("alice", ago(500));
+    expect(show(nextStep(input({ prompt: [], sessions: [bob, alice], maxAge: null, hintSubject: "u-alice", loginHint: null, chosen: alice })))).toBe("finish alice");
+  });
+
+  it("max_age=0: the sign-in made during the request finishes it, however much later the callback runs", () => {
+    const signedIn = account("alice", new Date(CREATED.getTime() + 200));
+    for (const maxAge of [0, 1, 5]) {
+      expect(show(nextStep(input({ prompt: [], sessions: [signedIn], maxAge, hintSubject: null, loginHint: null, chosen: signedIn })))).toBe("finish alice");
+    }
+    // The first pass with an older session asks for its password, once.
+    expect(show(nextStep(input({ prompt: [], sessions: [account("alice", OLD)], maxAge: 0, hintSubject: null, loginHint: null })))).toBe("password alice");
+  });
+
+  it("max_age compares whole seconds, as auth_time does", () => {
+    // auth_time 11:59:59 (…59.100), now 12:00:00 (…00.500): one second in OIDC's terms, 1.4 s in milliseconds.
+    const s = account("alice", new Date("2026-11-23T11:59:59.100Z"));
+    const at = (now: string) => ({ ...input({ prompt: [], sessions: [s], maxAge: 1, hintSubject: null, loginHint: null }), now: new Date(now) });
+    const later = (i: PolicyInput<Acc>) => ({ ...i, request: { ...i.request, createdAt: new Date("2026-11-23T12:00:00.000Z") } });
+    expect(show(nextStep(later(at("2026-11-23T12:00:00.500Z"))))).toBe("finish alice");
+    expect(show(nextStep(later(at("2026-11-23T12:00:01.000Z"))))).toBe("password alice");
+    // A sign-in in the same second as the request, even a few milliseconds before it, counts as made during it.
+    const same = account("alice", new Date(CREATED.getTime() - (CREATED.getTime() % 1000)));
+    expect(show(nextStep(input({ prompt: ["login"], sessions: [same], maxAge: 0, hintSubject: null, loginHint: null, chosen: same })))).toBe("finish alice");
+  });
+});
+
+describe("more rows, written out", () => {
+  const row = (o: Partial<Parameters<typeof input>[0]>) => show(nextStep(input({ prompt: [], sessions: [], maxAge: null, hintSubject: null, loginHint: null, ...o })));
+
+  it("the login hint may name the user as username@primaryDomain", () => {
+    expect(row({ sessions: SESSIONS.two, loginHint: "bob@EXAMPLE.com" })).toBe("finish bob");
+    expect(row({ sessions: SESSIONS.two, loginHint: "bob@other.example" })).toBe("signIn bob@other.example");
+  });
+
+  it("an id_token_hint wins over a login hint naming another session", () => {
+    expect(row({ sessions: SESSIONS.two, hintSubject: "u-alice", loginHint: "bob" })).toBe("finish alice");
+  });
+
+  it("an id_token_hint naming a deleted or locked user cannot be satisfied: login_required for the client", () => {
+    expect(row({ hintSubject: "u-gone" })).toBe("login_required");
+    expect(row({ sessions: SESSIONS.lockedUser, hintSubject: "u-lena" })).toBe("login_required");
+  });
+
+  it("prompt=create with an id_token_hint signs the hinted user in instead", () => {
+    expect(row({ prompt: ["create"], sessions: SESSIONS.one, hintSubject: "u-alice" })).toBe("finish alice");
+    expect(row({ prompt: ["create"], hintSubject: "u-alice" })).toBe("signIn alice");
+  });
+
+  it("prompt=login with a session picked before the request asks for that account's password", () => {
+    const picked = account("bob", OLD);
+    expect(row({ prompt: ["login"], sessions: [picked], chosen: picked })).toBe("password bob");
+  });
+
+  it("a chosen session of a user locked meanwhile does not count", () => {
+    const locked = account("alice", ago(1_000), true);
+    expect(row({ sessions: [locked], chosen: locked })).toBe("signIn -");
+    expect(row({ sessions: [locked, account("bob", OLD)], chosen: locked })).toBe("signIn -");
+  });
+});
+
+describe("the account chooser", () => {
+  it("lists the login hint's account first and says which accounts finish at once", () => {
+    const fresh = account("carol", ago(30_000));
+    const entries = chooserEntries(input({ prompt: ["select_account"], sessions: [...SESSIONS.two, fresh], maxAge: 120, hintSubject: null, loginHint: "bob" }));
+    expect(entries.map((e) => [e.account.label, e.hinted, e.ready])).toEqual([
+      ["bob", true, false],
+      ["alice", false, false],
+      ["carol", false, true],
+    ]);
+  });
+
+  it("offers only the hinted user's session, and no locked user's", () => {
+    const sessions = [...SESSIONS.two, ...SESSIONS.lockedUser];
+    expect(chooserEntries(input({ prompt: ["select_account"], sessions, maxAge: null, hintSubject: "u-alice", loginHint: null })).map((e) => e.account.label)).toEqual(["alice"]);
+    expect(chooserEntries(input({ prompt: ["select_account"], sessions, maxAge: null, hintSubject: null, loginHint: null })).map((e) => e.account.label)).toEqual(["alice", "bob"]);
+  });
+
+  it("with prompt=login no account finishes without a new sign-in", () => {
+    expect(chooserEntries(input({ prompt: ["login"], sessions: SESSIONS.two, maxAge: null, hintSubject: null, loginHint: null })).every((e) => !e.ready)).toBe(true);
+  });
+});
+
+describe("registration", () => {
+  it("is offered unless an id_token_hint names a user", () => {
+    expect(offersRegistration({ hintSubject: null })).toBe(true);
+    expect(offersRegistration({ hintSubject: "u-alice" })).toBe(false);
+  });
+});
