@@ -1,18 +1,5 @@
 import { createHmac } from "node:crypto";
 import { hmac } from "@/lib/crypto";
-import type { Settings } from "@/lib/store/settings";
-
-/** Upper bound of the refresh token reuse interval (the management API refuses more). */
-export const MAX_REFRESH_REUSE_INTERVAL_SECONDS = 60;
-
-/**
- * Seconds after a rotation during which the rotated refresh token may be presented again and get
- * the same successor (Okta's grace period, Auth0's reuse interval). 0, the default, is strict
- * reuse detection. Kept in the `lifetimes` settings; absent in instances set up before it existed.
- */
-export function refreshReuseIntervalSeconds(settings: Pick<Settings, "lifetimes">): number {
-  return settings.lifetimes.refreshTokenReuseInterval ?? 0;
-}
 
 /**
  * The successor of a refresh token: HMAC-SHA256 of the presented token under a key derived from

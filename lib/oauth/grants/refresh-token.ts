@@ -1,4 +1,5 @@
 import { recordAudit } from "@/lib/store/audit";
+import { refreshReuseIntervalSeconds } from "@/lib/store/settings";
 import { getGrant } from "@/lib/store/grants";
 import {
   findTokenByValue,
@@ -15,7 +16,7 @@ import { parseParams } from "../params/parse";
 import { GRANT, refreshTokenParams } from "../params/token";
 import { narrowScopes, parseScope } from "../scopes";
 import { issueUserTokens } from "./issue";
-import { refreshReuseIntervalSeconds, successorValue } from "./refresh-successor";
+import { successorValue } from "./refresh-successor";
 import { CommittedRefusal, grantTransaction, type IssueEnv } from "./transaction";
 import type { Grant, GrantRequest, TokenResponse } from "./types";
 
