@@ -194,13 +194,19 @@ describe("token exchange (RFC 8693)", () => {
     // The same user acting through another application: delegation, not impersonation.
     const actor = (await userTokens(user, other.client, other.secret!)).access_token;
     const p = { subject_token: subject, subject_token_type: TT.access, actor_token: actor, actor_token_type: TT.access, requested_token_type: TT.jwt };
-    const both = await exchange({ ...p, audience: `${client.id} ${other.client.id}` });
+    // RFC 8693 2.1: audience may be repeated, one value per parameter.
+    const withAudiences = (params: Record<string, string>, audiences: string[]) => {
+      const body = new URLSearchParams({ grant_type: GT, ...params });
+      for (const a of audiences) body.append("audience", a);
+      return token(t, {}, { auth: basic(client.id, secret), body: body.toString() });
+    };
+    const both = await withAudiences(p, [client.id, other.client.id]);
     expect(both.status).toBe(200);
     expect((await verify(t, both.body.access_token)).payload.aud).toEqual([client.id, other.client.id]);
-    for (const audience of [third.client.id, `${other.client.id} ${third.client.id}`, "https://api.example"]) {
-      const r = await exchange({ ...p, audience });
-      expect(r.status, audience).toBe(400);
-      expect(r.body.error, audience).toBe("invalid_target");
+    for (const audiences of [[third.client.id], [other.client.id, third.client.id], ["https://api.example"]]) {
+      const r = await withAudiences(p, audiences);
+      expect(r.status, audiences.join(" ")).toBe(400);
+      expect(r.body.error, audiences.join(" ")).toBe("invalid_target");
     }
     // A subject without an audience (a user id) and an actor: only the actor's audience.
     await features({ tokenExchange: true, impersonation: true });
