@@ -49,6 +49,12 @@ export type Lifetimes = {
   authCode: number;
   sessionIdle: number;
   sessionAbsolute: number;
+  /**
+   * Seconds after a rotation during which the rotated refresh token still gets the same successor
+   * (0-60; absent = 0, strict reuse detection). Not a lifetime, but a duration of the refresh
+   * token's life that belongs with them; exposed as `refreshTokenReuseIntervalSeconds`.
+   */
+  refreshTokenReuseInterval?: number;
 };
 export type RateLimits = { jwksPerMinute: number; tokenPerMinute: number };
 export type Address = {

@@ -17,17 +17,20 @@ afterAll(() => t.close());
 
 const ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
-async function assertion(clientId: string, o: { aud?: string; exp?: number; jti?: string; iss?: string; alg?: string; key?: CryptoKey | Uint8Array } = {}) {
+async function assertion(
+  clientId: string,
+  o: { aud?: string; exp?: number | null; iat?: number | null; jti?: string | null; iss?: string; alg?: string; key?: CryptoKey | Uint8Array } = {},
+) {
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({})
+  const jwt = new SignJWT({})
     .setProtectedHeader({ alg: o.alg ?? "RS256", kid: "k1" })
     .setIssuer(o.iss ?? clientId)
     .setSubject(clientId)
-    .setAudience(o.aud ?? t.issuer)
-    .setIssuedAt(now)
-    .setExpirationTime(o.exp ?? now + 60)
-    .setJti(o.jti ?? randomToken(12))
-    .sign(o.key ?? keys.privateKey);
+    .setAudience(o.aud ?? t.issuer);
+  if (o.iat !== null) jwt.setIssuedAt(o.iat ?? now);
+  if (o.exp !== null) jwt.setExpirationTime(o.exp ?? now + 60);
+  if (o.jti !== null) jwt.setJti(o.jti ?? randomToken(12));
+  return jwt.sign(o.key ?? keys.privateKey);
 }
 
 function unsigned(clientId: string): string {
@@ -138,6 +141,15 @@ describe("private_key_jwt", () => {
     expect(again.body.error).toBe("invalid_client");
   });
 
+  it("accepts assertions valid for up to an hour, with or without iat (RFC 7523 3)", async () => {
+    const client = await pkjClient();
+    const now = Math.floor(Date.now() / 1000);
+    for (const a of [await assertion(client.id, { exp: now + 3600 }), await assertion(client.id, { iat: null, exp: now + 3500 })]) {
+      const r = await token(t, { ...(await codeParams(client.id)), client_assertion: a });
+      expect(r.status).toBe(200);
+    }
+  });
+
   it("refuses alg none, HS256 with any secret, foreign keys, bad claims and long lifetimes", async () => {
     const client = await pkjClient();
     const other = await generateKeyPair("RS256");
@@ -149,7 +161,13 @@ describe("private_key_jwt", () => {
       await assertion(client.id, { aud: "https://elsewhere.example" }),
       await assertion(client.id, { iss: "someone-else" }),
       await assertion(client.id, { exp: now - 120 }),
-      await assertion(client.id, { exp: now + 3600 }),
+      // RFC 7523 3: exp required; valid at most an hour (exp - iat, else exp - now); jti required here.
+      await assertion(client.id, { exp: null }),
+      await assertion(client.id, { exp: now + 3700 }),
+      await assertion(client.id, { iat: now - 1800, exp: now + 1900 }),
+      await assertion(client.id, { iat: null, exp: now + 3700 }),
+      await assertion(client.id, { iat: now + 300, exp: now + 600 }),
+      await assertion(client.id, { jti: null }),
       "not-a-jwt",
     ];
     for (const client_assertion of bad) {

@@ -69,7 +69,7 @@ describe("token exchange (RFC 8693)", () => {
     expect(r.body.refresh_token).toBeUndefined();
   });
 
-  it("issues a JWT access token for requested jwt, and by default the client's format", async () => {
+  it("issues a JWT access token for requested jwt, and by default an opaque access token of type access_token (RFC 8693 2.1, spec 2.2)", async () => {
     const { access_token } = await userTokens(user);
     const r = await exchange({ subject_token: access_token, subject_token_type: TT.access, requested_token_type: TT.jwt });
     expect(r.status).toBe(200);
@@ -77,8 +77,18 @@ describe("token exchange (RFC 8693)", () => {
     const at = (await verify(t, r.body.access_token)).payload;
     expect(at).toMatchObject({ sub: user.id, client_id: client.id });
     expect(at.act).toBeUndefined();
+    // The client is registered for JWT access tokens: the default is still the access_token type.
+    expect(client.accessTokenType).toBe("jwt");
     const d = await exchange({ subject_token: access_token, subject_token_type: TT.access });
-    expect(d.body.issued_token_type).toBe(TT.jwt);
+    expect(d.status).toBe(200);
+    expect(d.body).toMatchObject({ token_type: "Bearer", issued_token_type: TT.access });
+    expect(d.body.access_token.split(".")).toHaveLength(1);
+    const introspected = await fetch(t.baseUrl + "/oauth/v2/introspect", {
+      method: "POST",
+      headers: { authorization: basic(client.id, secret), "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: d.body.access_token }),
+    });
+    expect(await introspected.json()).toMatchObject({ active: true, sub: user.id, client_id: client.id });
   });
 
   it("accepts an opaque access token as subject and returns a refresh token for offline_access", async () => {
@@ -174,6 +184,36 @@ describe("token exchange (RFC 8693)", () => {
     const outside = await exchange({ subject_token: access_token, subject_token_type: TT.access, audience: other.client.id });
     expect(outside.status).toBe(400);
     expect(outside.body.error).toBe("invalid_target");
+  });
+
+  it("allows an audience of the actor's token too, and answers invalid_target for one outside both (RFC 8693 2.2.2)", async () => {
+    await features({ tokenExchange: true, impersonation: false });
+    const other = await makeClient(t);
+    const third = await makeClient(t);
+    const subject = (await userTokens(user)).access_token;
+    // The same user acting through another application: delegation, not impersonation.
+    const actor = (await userTokens(user, other.client, other.secret!)).access_token;
+    const p = { subject_token: subject, subject_token_type: TT.access, actor_token: actor, actor_token_type: TT.access, requested_token_type: TT.jwt };
+    // RFC 8693 2.1: audience may be repeated, one value per parameter.
+    const withAudiences = (params: Record<string, string>, audiences: string[]) => {
+      const body = new URLSearchParams({ grant_type: GT, ...params });
+      for (const a of audiences) body.append("audience", a);
+      return token(t, {}, { auth: basic(client.id, secret), body: body.toString() });
+    };
+    const both = await withAudiences(p, [client.id, other.client.id]);
+    expect(both.status).toBe(200);
+    expect((await verify(t, both.body.access_token)).payload.aud).toEqual([client.id, other.client.id]);
+    for (const audiences of [[third.client.id], [other.client.id, third.client.id], ["https://api.example"]]) {
+      const r = await withAudiences(p, audiences);
+      expect(r.status, audiences.join(" ")).toBe(400);
+      expect(r.body.error, audiences.join(" ")).toBe("invalid_target");
+    }
+    // A subject without an audience (a user id) and an actor: only the actor's audience.
+    await features({ tokenExchange: true, impersonation: true });
+    const adminActor = (await userTokens(admin, other.client, other.secret!)).access_token;
+    const byId = { subject_token: user.id, subject_token_type: TT.userId, actor_token: adminActor, actor_token_type: TT.access };
+    expect((await exchange({ ...byId, audience: other.client.id })).status).toBe(200);
+    expect((await exchange({ ...byId, audience: client.id })).body.error).toBe("invalid_target");
   });
 
   it("allows impersonation only with the feature and an actor holding the impersonation role, and marks it with act", async () => {

@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function assertion(o: { sub?: string; iss?: string; aud?: string; exp?: number; iat?: number | null; jti?: string | null; kid?: string; alg?: string; key?: CryptoKey | Uint8Array } = {}) {
+async function assertion(o: { sub?: string; iss?: string; aud?: string; exp?: number | null; iat?: number | null; jti?: string | null; kid?: string; alg?: string; key?: CryptoKey | Uint8Array } = {}) {
   const now = Math.floor(Date.now() / 1000);
   const payload: Record<string, unknown> = {};
   if (o.jti !== null) payload.jti = o.jti ?? randomToken(12);
@@ -26,8 +26,8 @@ async function assertion(o: { sub?: string; iss?: string; aud?: string; exp?: nu
     .setProtectedHeader({ alg: o.alg ?? "RS256", kid: o.kid ?? kid })
     .setIssuer(o.iss ?? machine.id)
     .setSubject(o.sub ?? machine.id)
-    .setAudience(o.aud ?? t.issuer)
-    .setExpirationTime(o.exp ?? now + 300);
+    .setAudience(o.aud ?? t.issuer);
+  if (o.exp !== null) jwt.setExpirationTime(o.exp ?? now + 300);
   if (o.iat !== null) jwt.setIssuedAt(o.iat ?? now);
   return jwt.sign(o.key ?? keys.privateKey);
 }
@@ -89,15 +89,27 @@ describe("jwt-bearer grant (RFC 7523)", () => {
     expect(again.body.error).toBe("invalid_grant");
   });
 
+  it("accepts an assertion without jti, and without iat (RFC 7523 3: both optional)", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const noJti = await assertion({ jti: null });
+    // Without a jti there is nothing to recognise a replay by: it is valid until its exp.
+    for (let i = 0; i < 2; i++) expect((await token(t, { grant_type: GT, assertion: noJti })).status).toBe(200);
+    expect((await token(t, { grant_type: GT, assertion: await assertion({ iat: null, exp: now + 3500 }) })).status).toBe(200);
+    expect((await token(t, { grant_type: GT, assertion: await assertion({ exp: now + 3600 }) })).status).toBe(200);
+  });
+
   it("refuses bad assertions with invalid_grant", async () => {
     const now = Math.floor(Date.now() / 1000);
     const other = await generateKeyPair("RS256");
     const human = await makeUser(t);
     const cases: [string, string][] = [
       ["exp more than an hour ahead", await assertion({ exp: now + 3700 })],
+      ["valid for more than an hour (exp - iat)", await assertion({ iat: now - 1800, exp: now + 1900 })],
+      ["no iat, exp more than an hour ahead", await assertion({ iat: null, exp: now + 3700 })],
+      ["issued in the future", await assertion({ iat: now + 300, exp: now + 600 })],
       ["expired", await assertion({ exp: now - 100 })],
-      ["no iat", await assertion({ iat: null })],
-      ["no jti", await assertion({ jti: null })],
+      ["no exp", await assertion({ exp: null })],
+      ["empty jti", await assertion({ jti: "" })],
       ["wrong audience", await assertion({ aud: "https://other.example" })],
       ["sub is another user", await assertion({ sub: human.id })],
       ["iss is another user", await assertion({ iss: human.id })],

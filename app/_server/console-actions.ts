@@ -261,7 +261,10 @@ const SETTINGS_GROUPS = ["lifetimes", "lockoutPolicy", "rateLimits", "passwordPo
 export async function saveSettings(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
     const parsed = nestedNumbers(f, SETTINGS_GROUPS);
-    const body = { primaryDomain: String(f.get("primaryDomain") ?? ""), defaultLocale: String(f.get("defaultLocale") ?? ""), ...parsed.body };
+    const body: Record<string, unknown> = { primaryDomain: String(f.get("primaryDomain") ?? ""), defaultLocale: String(f.get("defaultLocale") ?? ""), ...parsed.body };
+    const reuse = f.get("refreshTokenReuseIntervalSeconds");
+    // A number when it is one; anything else goes to the API as typed, which names the field in its error.
+    if (typeof reuse === "string") body.refreshTokenReuseIntervalSeconds = /^\s*-?\d+\s*$/.test(reuse) ? Number(reuse) : reuse;
     const inputs = [...f.keys()].filter((k) => k !== "csrf" && !k.startsWith("$"));
     const r = await api(admin.user, "PUT", "/settings", body);
     if (!r.ok) return failure(r, inputs, t);

@@ -1,6 +1,14 @@
 import { z } from "zod";
 import { recordAudit } from "@/lib/store/audit";
-import { mutateSettings, readSettings, SUPPORTED_LOCALES, writeSettings, type Settings } from "@/lib/store/settings";
+import {
+  MAX_REFRESH_REUSE_INTERVAL_SECONDS,
+  mutateSettings,
+  readSettings,
+  refreshReuseIntervalSeconds,
+  SUPPORTED_LOCALES,
+  writeSettings,
+  type Settings,
+} from "@/lib/store/settings";
 import { codedPattern } from "@/lib/problem";
 import { invalidFields } from "./http";
 import { named, route } from "./route";
@@ -37,12 +45,17 @@ const hostname = z
     "Must be a host name such as example.com.",
   );
 
+const refreshTokenReuseIntervalSeconds = seconds(0, MAX_REFRESH_REUSE_INTERVAL_SECONDS).describe(
+  "Seconds after a refresh during which the refresh token just used may be presented again and gets the same new refresh token (with a new access token) instead of being taken for a stolen token, which revokes all tokens of that sign-in. For relying parties that refresh from several tabs or retry after a timeout. 0 (the default) is strict reuse detection; at most 60.",
+);
+
 const SettingsView = named(
   "Settings",
   z.object({
     primaryDomain: z.string(),
     defaultLocale: z.enum(SUPPORTED_LOCALES),
     lifetimes: lifetimes.describe("Seconds; client lifetimes default to these when a client is created."),
+    refreshTokenReuseIntervalSeconds,
     rateLimits,
     lockoutPolicy,
     passwordPolicy,
@@ -54,6 +67,7 @@ const SettingsUpdate = named(
     primaryDomain: hostname,
     defaultLocale: z.enum(SUPPORTED_LOCALES),
     lifetimes: lifetimes.partial(),
+    refreshTokenReuseIntervalSeconds,
     rateLimits: rateLimits.partial(),
     lockoutPolicy: lockoutPolicy.partial(),
     passwordPolicy: passwordPolicy.partial(),
@@ -61,10 +75,13 @@ const SettingsUpdate = named(
 );
 
 function settingsView(s: Settings): z.infer<typeof SettingsView> {
+  // The reuse interval is kept with the lifetimes (no column of its own) but shown on its own.
+  const { refreshTokenReuseInterval: _, ...lifetimeValues } = s.lifetimes;
   return {
     primaryDomain: s.primaryDomain,
     defaultLocale: s.defaultLocale as z.infer<typeof SettingsView>["defaultLocale"],
-    lifetimes: s.lifetimes,
+    lifetimes: lifetimeValues,
+    refreshTokenReuseIntervalSeconds: refreshReuseIntervalSeconds(s),
     rateLimits: s.rateLimits,
     lockoutPolicy: s.lockoutPolicy,
     passwordPolicy: s.passwordPolicy,
@@ -97,7 +114,11 @@ export const settingsRoutes = [
         const next = {
           ...(body.primaryDomain !== undefined ? { primaryDomain: body.primaryDomain } : {}),
           ...(body.defaultLocale !== undefined ? { defaultLocale: body.defaultLocale } : {}),
-          lifetimes: { ...current.lifetimes, ...body.lifetimes },
+          lifetimes: {
+            ...current.lifetimes,
+            ...body.lifetimes,
+            ...(body.refreshTokenReuseIntervalSeconds !== undefined ? { refreshTokenReuseInterval: body.refreshTokenReuseIntervalSeconds } : {}),
+          },
           rateLimits: { ...current.rateLimits, ...body.rateLimits },
           lockoutPolicy: { ...current.lockoutPolicy, ...body.lockoutPolicy },
           passwordPolicy: { ...current.passwordPolicy, ...body.passwordPolicy },

@@ -4,6 +4,7 @@ import type { Executor } from "@/lib/db/client";
 import { CLIENT_AUTH_METHODS, type ClientAuthMethod } from "@/lib/protocol/vocabulary";
 import { getClient, verifyClientSecret, type Client } from "@/lib/store/clients";
 import { useJtiOnce } from "@/lib/store/jti";
+import { assertionTimeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "./assertion-lifetime";
 import { endpointUrl } from "./endpoints";
 import { InvalidClient, InvalidRequest } from "./errors";
 import type { Form } from "./form";
@@ -14,10 +15,7 @@ export const ALL_METHODS: readonly ClientAuthMethod[] = CLIENT_AUTH_METHODS;
 export const CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /** Asymmetric algorithms only: `none` and HS* (a shared secret as key) are never accepted for assertions. */
 export const ASSERTION_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
-/** Longest a client assertion may be valid ahead: short-lived by design (RFC 7523 3, "reasonable"). */
-export const MAX_ASSERTION_LIFETIME_SECONDS = 600;
-/** Tolerance for clock skew in the assertions clients and machine users sign. */
-export const CLOCK_SKEW_SECONDS = 30;
+export { CLOCK_SKEW_SECONDS } from "./assertion-lifetime";
 
 export type AuthenticatedClient = { client: Client; method: ClientAuthMethod };
 
@@ -160,7 +158,10 @@ export function clientKeySet(caches: Caches, client: Client): JWTVerifyGetKey | 
 
 /**
  * RFC 7523 2.2 / 3 and OIDC Core 9: `iss` = `sub` = client id, `aud` this issuer or endpoint,
- * `exp` soon, signed by a registered key with an asymmetric algorithm, `jti` used once.
+ * `exp` within an hour (assertion-lifetime.ts), signed by a registered key with an asymmetric
+ * algorithm, and a `jti` used once: RFC 7523 3 makes `jti` optional and leaves replay protection
+ * to the server; for client authentication Torii requires it, since an assertion replayed within
+ * its lifetime would authenticate anyone who saw it as the client.
  */
 async function verifyClientAssertion(client: Client, assertion: string, env: ClientAuthEnv, pathname: string): Promise<void> {
   const keys = clientKeySet(env.caches, client);
@@ -178,12 +179,10 @@ async function verifyClientAssertion(client: Client, assertion: string, env: Cli
   } catch (err) {
     throw new InvalidClient(`The client assertion is invalid: ${describeJoseError(err)}.`);
   }
-  const now = Math.floor(Date.now() / 1000);
-  if (payload.exp! > now + MAX_ASSERTION_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) {
-    throw new InvalidClient(`The client assertion expires too far ahead (at most ${MAX_ASSERTION_LIFETIME_SECONDS} s).`);
-  }
+  const problem = assertionTimeProblem(payload);
+  if (problem) throw new InvalidClient(`The client assertion ${problem}.`);
   if (typeof payload.jti !== "string" || !payload.jti) throw new InvalidClient("The client assertion has no jti.");
-  const fresh = await useJtiOnce(env.db, `client:${client.id}`, payload.jti, new Date((payload.exp! + CLOCK_SKEW_SECONDS) * 1000));
+  const fresh = await useJtiOnce(env.db, `client:${client.id}`, payload.jti, jtiMemoryUntil(payload.exp!));
   if (!fresh) throw new InvalidClient("The client assertion was already used.");
 }
 

@@ -3,7 +3,7 @@ import { jwtVerify, SignJWT, type JWTPayload } from "jose";
 import type { Caches } from "@/lib/cache/caches";
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
-import { activeSigningKey, publicKeySet, SIGNING_ALG } from "@/lib/keys/signing-keys";
+import { activeSigningKey, publicKeySet, SIGNING_ALG, type ActiveKey } from "@/lib/keys/signing-keys";
 import type { Client } from "@/lib/store/clients";
 import { getSettings } from "@/lib/store/settings";
 import { createRefreshFamily, insertOpaqueToken, isAccessTokenRevoked } from "@/lib/store/tokens";
@@ -52,6 +52,13 @@ export type TokenContext = TokenEnv & {
   idTokenClaims?: readonly string[] | null;
   /** Seconds since the epoch; tests pin it. */
   now?: number;
+  /**
+   * The signing key and primary domain, when the caller took them from the per-process caches
+   * before opening a transaction (grants/transaction.ts): inside one, `db` is the transaction, and
+   * a cache must not be filled from it. Absent: read through the caches with `db`.
+   */
+  signingKey?: ActiveKey;
+  primaryDomain?: string;
 };
 
 export type IssuedAccessToken = { token: string; expiresIn: number; jti: string; format: "jwt" | "opaque"; expiresAt: Date };
@@ -65,7 +72,7 @@ function subjectOf(ctx: TokenContext): string {
 }
 
 async function sign(ctx: TokenContext, payload: Record<string, unknown>, typ: string): Promise<string> {
-  const key = await activeSigningKey(ctx);
+  const key = ctx.signingKey ?? (await activeSigningKey(ctx));
   return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ }).sign(key.privateKey);
 }
 
@@ -147,13 +154,17 @@ export async function issueIdToken(ctx: TokenContext): Promise<string> {
   if (ctx.actor) payload.act = ctx.actor;
   const releaseUserClaims = !ctx.withAccessToken || ctx.client.idTokenUserinfoAssertion;
   const scopes = releaseUserClaims ? ctx.scopes : ctx.scopes.filter((s) => !(USER_CLAIM_SCOPES as readonly string[]).includes(s));
-  const { primaryDomain } = await getSettings(ctx);
+  const primaryDomain = ctx.primaryDomain ?? (await getSettings(ctx)).primaryDomain;
   // Registered claims above win over user claims of the same name.
   return sign(ctx, { ...claimsForScopes(ctx.user, scopes, primaryDomain, ctx.idTokenClaims ?? []), ...payload }, "JWT");
 }
 
-/** A refresh token in `ctx.familyId` (a new family when absent), stored by hash. */
-export async function issueRefreshToken(ctx: TokenContext): Promise<{ token: string; familyId: string; id: string }> {
+/**
+ * A refresh token in `ctx.familyId` (a new family when absent), stored by hash. `value` is the
+ * token itself when the caller derived it (a rotation's successor, grants/refresh-successor.ts);
+ * otherwise 256 random bits.
+ */
+export async function issueRefreshToken(ctx: TokenContext, value?: string): Promise<{ token: string; familyId: string; id: string }> {
   if (!ctx.grantId) throw new Error("a refresh token needs a grant");
   const expiresAt = new Date((nowSeconds(ctx) + ctx.client.refreshTokenLifetime) * 1000);
   const familyId =
@@ -171,7 +182,8 @@ export async function issueRefreshToken(ctx: TokenContext): Promise<{ token: str
         expiresAt,
       })
     ).id;
-  const { value, id } = await insertOpaqueToken(ctx.db, {
+  const stored = await insertOpaqueToken(ctx.db, {
+    value,
     kind: "refresh",
     clientId: ctx.client.id,
     userId: ctx.user?.id ?? null,
@@ -183,7 +195,7 @@ export async function issueRefreshToken(ctx: TokenContext): Promise<{ token: str
     actor: ctx.actor ?? null,
     expiresAt,
   });
-  return { token: value, familyId, id };
+  return { token: stored.value, familyId, id: stored.id };
 }
 
 /** Whether a refresh token goes out: only for `offline_access`, and only to a client registered for the refresh grant. */

@@ -16,6 +16,19 @@ export const DEFAULT_LIFETIMES: Lifetimes = {
   sessionIdle: 86_400,
   sessionAbsolute: 30 * 86_400,
 };
+/** Upper bound of the refresh token reuse interval (the management API refuses more). */
+export const MAX_REFRESH_REUSE_INTERVAL_SECONDS = 60;
+
+/**
+ * Seconds after a rotation during which the rotated refresh token may be presented again and get
+ * the same successor (Okta's grace period, Auth0's reuse interval; lib/oauth/grants/refresh-successor.ts).
+ * 0, the default, is strict reuse detection. Kept in the `lifetimes` settings, where instances set
+ * up before it existed have no value.
+ */
+export function refreshReuseIntervalSeconds(settings: Pick<Settings, "lifetimes">): number {
+  return settings.lifetimes.refreshTokenReuseInterval ?? 0;
+}
+
 export const DEFAULT_FEATURES: Features = { tokenExchange: false, impersonation: false };
 export const DEFAULT_BRANDING: Branding = {
   productName: "Torii",

@@ -21,11 +21,14 @@ export type NewStoredToken = {
   expiresAt: Date;
 };
 
-/** Stores an opaque token by the SHA-256 of its value; returns the value (shown once) and the row id (its `jti`). */
-export async function insertOpaqueToken(db: Executor, t: NewStoredToken): Promise<{ value: string; id: string }> {
-  const value = randomToken(32);
+/**
+ * Stores an opaque token by the SHA-256 of its value; returns the value (shown once) and the row
+ * id (its `jti`). The value is 256 random bits unless the caller derived one of the same strength.
+ */
+export async function insertOpaqueToken(db: Executor, t: NewStoredToken & { value?: string }): Promise<{ value: string; id: string }> {
+  const { value = randomToken(32), ...row } = t;
   const id = randomToken(16);
-  await db.insert(tokens).values({ id, tokenHash: sha256(value), familyId: null, actor: null, ...t });
+  await db.insert(tokens).values({ id, tokenHash: sha256(value), familyId: null, actor: null, ...row });
   return { value, id };
 }
 

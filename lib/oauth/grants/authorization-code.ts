@@ -1,6 +1,7 @@
 import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import { createHash } from "node:crypto";
 import { constantTimeEqual } from "@/lib/crypto";
+import type { Executor } from "@/lib/db/client";
 import { recordAudit } from "@/lib/store/audit";
 import { findAuthorizationCode, markCodeUsed, type AuthorizationCode } from "@/lib/store/codes";
 import { getGrant, revokeGrant, sessionEnded } from "@/lib/store/grants";
@@ -9,6 +10,7 @@ import { InvalidGrant } from "../errors";
 import { parseParams } from "../params/parse";
 import { authorizationCodeParams, CODE_VERIFIER, GRANT } from "../params/token";
 import { issueUserTokens } from "./issue";
+import { CommittedRefusal, grantTransaction } from "./transaction";
 import type { Grant, GrantRequest } from "./types";
 
 const INVALID = "The authorization code is invalid, expired or was issued to another client.";
@@ -20,54 +22,60 @@ export const authorizationCodeGrant: Grant = {
   async handle(g) {
     const p = parseParams(authorizationCodeParams, g.form);
     const client = g.client!;
-    const code = await findAuthorizationCode(g.db, p.code);
-    if (!code) throw new InvalidGrant(INVALID);
-    // RFC 6749 4.1.2: a code used twice is denied, and what it produced is revoked (whoever replays it).
-    if (code.usedAt) return replay(g, code);
-    if (code.clientId !== client.id) throw new InvalidGrant(INVALID);
-    if (code.expiresAt <= new Date()) throw new InvalidGrant(INVALID);
-    if (code.redirectUri !== p.redirect_uri) throw new InvalidGrant("redirect_uri does not match the authorization request.");
-    verifyPkce(code, p.code_verifier, client.authMethod === "none");
+    // One transaction: the code marked used, the refresh family and tokens and the audit event
+    // commit together. Concurrent redemptions meet at markCodeUsed, which exactly one wins.
+    return grantTransaction(g, async (env) => {
+      const tx = env.db;
+      const code = await findAuthorizationCode(tx, p.code);
+      if (!code) throw new InvalidGrant(INVALID);
+      // RFC 6749 4.1.2: a code used twice is denied, and what it produced is revoked (whoever replays it).
+      if (code.usedAt) return replay(tx, g, code);
+      if (code.clientId !== client.id) throw new InvalidGrant(INVALID);
+      if (code.expiresAt <= new Date()) throw new InvalidGrant(INVALID);
+      if (code.redirectUri !== p.redirect_uri) throw new InvalidGrant("redirect_uri does not match the authorization request.");
+      verifyPkce(code, p.code_verifier, client.authMethod === "none");
 
-    const grant = await getGrant(g.db, code.grantId);
-    if (!grant || grant.revokedAt) throw new InvalidGrant(INVALID);
-    const user = await getUser(g.db, code.userId);
-    if (!user || user.locked) throw new InvalidGrant("The user of this authorization code is no longer active.");
-    if (code.sessionId && (await sessionEnded(g.db, code.sessionId))) throw new InvalidGrant("The session of this authorization code has ended.");
-    if (!(await markCodeUsed(g.db, code.codeHash))) return replay(g, code);
+      const grant = await getGrant(tx, code.grantId);
+      if (!grant || grant.revokedAt) throw new InvalidGrant(INVALID);
+      const user = await getUser(tx, code.userId);
+      if (!user || user.locked) throw new InvalidGrant("The user of this authorization code is no longer active.");
+      if (code.sessionId && (await sessionEnded(tx, code.sessionId))) throw new InvalidGrant("The session of this authorization code has ended.");
+      if (!(await markCodeUsed(tx, code.codeHash))) return replay(tx, g, code);
 
-    const body = await issueUserTokens(g, {
-      client,
-      user,
-      scopes: code.scopes,
-      grantId: code.grantId,
-      sessionId: code.sessionId,
-      nonce: code.nonce,
-      authTime: code.authTime,
-      amr: code.amr,
-      idTokenClaims: grant.claims?.idToken,
+      const body = await issueUserTokens(env, {
+        client,
+        user,
+        scopes: code.scopes,
+        grantId: code.grantId,
+        sessionId: code.sessionId,
+        nonce: code.nonce,
+        authTime: code.authTime,
+        amr: code.amr,
+        idTokenClaims: grant.claims?.idToken,
+      });
+      await recordAudit(tx, { ...g.audit }, {
+        action: "token.issued",
+        targetType: "grant",
+        targetId: code.grantId,
+        clientId: client.id,
+        details: { grantType: GRANT.authorizationCode, userId: user.id, scopes: code.scopes, refreshToken: Boolean(body.refresh_token) },
+      });
+      return body;
     });
-    await recordAudit(g.db, { ...g.audit }, {
-      action: "token.issued",
-      targetType: "grant",
-      targetId: code.grantId,
-      clientId: client.id,
-      details: { grantType: GRANT.authorizationCode, userId: user.id, scopes: code.scopes, refreshToken: Boolean(body.refresh_token) },
-    });
-    return body;
   },
 };
 
-async function replay(g: GrantRequest, code: AuthorizationCode): Promise<never> {
-  await revokeGrant(g.db, code.grantId, "code_replay");
-  await recordAudit(g.db, g.audit, {
+/** The revocation commits; the refusal is thrown after it. */
+async function replay(tx: Executor, g: GrantRequest, code: AuthorizationCode): Promise<CommittedRefusal> {
+  await revokeGrant(tx, code.grantId, "code_replay");
+  await recordAudit(tx, g.audit, {
     action: "grant.revoked",
     targetType: "grant",
     targetId: code.grantId,
     clientId: code.clientId,
     details: { reason: "code_replay", presentedBy: g.client?.id ?? null },
   });
-  throw new InvalidGrant("The authorization code was already used; the tokens issued from it are revoked.");
+  return new CommittedRefusal(new InvalidGrant("The authorization code was already used; the tokens issued from it are revoked."));
 }
 
 /**

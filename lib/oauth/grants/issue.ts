@@ -4,17 +4,18 @@ import { createGrant } from "@/lib/store/grants";
 import type { User } from "@/lib/store/users";
 import { scopeString } from "../scopes";
 import { issueAccessToken, issueIdToken, issueRefreshToken, wantsRefreshToken, type TokenContext } from "../tokens";
-import type { GrantRequest, TokenResponse } from "./types";
+import type { IssueEnv } from "./transaction";
+import type { TokenResponse } from "./types";
 
 /**
  * The common tail of the grants that issue a token set: an access token, an ID token when
  * `openid` was granted and there is a user (with `at_hash`, and without user claims since an
  * access token goes along), and a refresh token for `offline_access` (a new family, or the next
  * member of `familyId`). `actor` and `audience` carry a token exchange's delegation through
- * refreshes.
+ * refreshes. Everything is written with `env.db`, the grant's transaction.
  */
 export async function issueUserTokens(
-  g: GrantRequest,
+  env: IssueEnv,
   t: {
     client: Client;
     user: User | null;
@@ -29,17 +30,23 @@ export async function issueUserTokens(
     /** Scopes the refresh token keeps (the original grant's), when narrower ones were asked for now. */
     refreshScopes?: string[];
     forceRefresh?: boolean;
+    /** The refresh token's value when the caller derived it (a rotation's successor). */
+    refreshTokenValue?: string;
+    /** A refresh token that already exists and goes out again instead of a new one (refresh reuse interval). */
+    existingRefreshToken?: string;
     actor?: Record<string, unknown> | null;
     audience?: string[];
-    /** The grant's `claims` request (OIDC Core 5.5): user claims its ID tokens carry whatever the scope. */
+    /** User claims the authorization request asked for by name for the ID token (OIDC Core 5.5). */
     idTokenClaims?: readonly string[] | null;
   },
 ): Promise<TokenResponse> {
   const ctx: TokenContext = {
-    db: g.db,
-    masterKey: g.masterKey,
-    caches: g.caches,
-    issuer: g.issuer,
+    db: env.db,
+    masterKey: env.masterKey,
+    issuer: env.issuer,
+    caches: env.caches,
+    signingKey: env.signingKey,
+    primaryDomain: env.primaryDomain,
     client: t.client,
     user: t.user,
     scopes: t.scopes,
@@ -62,8 +69,9 @@ export async function issueUserTokens(
   };
   if (t.user && t.scopes.includes("openid")) body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
   const refreshScopes = t.refreshScopes ?? t.scopes;
-  if (t.forceRefresh || wantsRefreshToken(t.client, refreshScopes)) {
-    const rt = await issueRefreshToken({ ...ctx, scopes: refreshScopes });
+  if (t.existingRefreshToken) body.refresh_token = t.existingRefreshToken;
+  else if (t.forceRefresh || wantsRefreshToken(t.client, refreshScopes)) {
+    const rt = await issueRefreshToken({ ...ctx, scopes: refreshScopes }, t.refreshTokenValue);
     body.refresh_token = rt.token;
   }
   return body;

@@ -4,22 +4,23 @@ import type { Client } from "@/lib/store/clients";
 import { recordAudit } from "@/lib/store/audit";
 import { useJtiOnce } from "@/lib/store/jti";
 import { getMachineKey, getUser, type MachineKey } from "@/lib/store/users";
-import { ASSERTION_ALGS, CLOCK_SKEW_SECONDS, describeJoseError } from "../client-auth";
+import { assertionTimeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "../assertion-lifetime";
+import { ASSERTION_ALGS, describeJoseError } from "../client-auth";
 import { endpointUrl } from "../endpoints";
 import { InvalidGrant } from "../errors";
 import { parseParams } from "../params/parse";
 import { GRANT, jwtBearerParams } from "../params/token";
 import { parseScope } from "../scopes";
 import { grantForOpaque, issueUserTokens } from "./issue";
+import { grantTransaction } from "./transaction";
 import type { Grant, GrantRequest } from "./types";
-
-/** RFC 7523 3: the assertion may live at most this long ahead. */
-export const MAX_GRANT_ASSERTION_SECONDS = 3600;
 
 /**
  * RFC 7523 2.1: a machine user signs an assertion with one of its registered keys (`kid` names
  * the key); `iss` = `sub` = its user id. No client authentication is required: when none is sent,
- * the machine user acts as its own client (`client_id` and audience are its id).
+ * the machine user acts as its own client (`client_id` and audience are its id). RFC 7523 3:
+ * `exp` is required and the assertion valid at most an hour (assertion-lifetime.ts); `jti` is
+ * optional, and when present the same one is never accepted twice while the assertion is valid.
  */
 export const jwtBearerGrant: Grant = {
   type: GRANT.jwtBearer,
@@ -28,24 +29,28 @@ export const jwtBearerGrant: Grant = {
     const p = parseParams(jwtBearerParams, g.form);
     const scopes = parseScope(p.scope).filter((s) => s !== "offline_access");
     const { key, userId, payload } = await verifyAssertion(g, p.assertion);
-    const user = await getUser(g.db, userId);
-    if (!user || user.type !== "machine" || user.locked) throw new InvalidGrant("The assertion's user is unknown or not an active machine user.");
-    const fresh = await useJtiOnce(g.db, `user:${user.id}`, payload.jti, new Date((payload.exp + CLOCK_SKEW_SECONDS) * 1000));
-    if (!fresh) throw new InvalidGrant("The assertion was already used (jti).");
-
-    const client = g.client ?? selfClient(g, user.id);
-    // An opaque access token is stored and needs a grant to belong to; a JWT needs none.
-    const grantId = client.accessTokenType === "opaque" ? await grantForOpaque(g.db, client, { userId: user.id, grantType: GRANT.jwtBearer, scopes }) : null;
-    // offline_access was dropped above: an access token, and an ID token for openid.
-    const body = await issueUserTokens(g, { client, user, scopes, grantId, sessionId: null, authTime: new Date(), amr: ["pk"] });
-    await recordAudit(g.db, { ...g.audit, type: "user", id: user.id }, {
-      action: "token.issued",
-      targetType: "user",
-      targetId: user.id,
-      clientId: client.id,
-      details: { grantType: GRANT.jwtBearer, keyId: key.id, scopes },
+    const client = g.client ?? selfClient(g, userId);
+    // The jti, the grant of an opaque token, the token and the audit event: one transaction, so
+    // that a failure neither burns the jti nor leaves a grant without its token.
+    return grantTransaction(g, async (env) => {
+      const user = await getUser(env.db, userId);
+      if (!user || user.type !== "machine" || user.locked) throw new InvalidGrant("The assertion's user is unknown or not an active machine user.");
+      if (payload.jti !== undefined && !(await useJtiOnce(env.db, `user:${user.id}`, payload.jti, jtiMemoryUntil(payload.exp)))) {
+        throw new InvalidGrant("The assertion was already used (jti).");
+      }
+      // An opaque access token is stored and needs a grant to belong to; a JWT needs none.
+      const grantId = client.accessTokenType === "opaque" ? await grantForOpaque(env.db, client, { userId: user.id, grantType: GRANT.jwtBearer, scopes }) : null;
+      // offline_access was dropped above: an access token, and an ID token for openid.
+      const body = await issueUserTokens(env, { client, user, scopes, grantId, sessionId: null, authTime: new Date(), amr: ["pk"] });
+      await recordAudit(env.db, { ...g.audit, type: "user", id: user.id }, {
+        action: "token.issued",
+        targetType: "user",
+        targetId: user.id,
+        clientId: client.id,
+        details: { grantType: GRANT.jwtBearer, keyId: key.id, scopes },
+      });
+      return body;
     });
-    return body;
   },
 };
 
@@ -105,18 +110,15 @@ async function verifyAssertion(g: GrantRequest, assertion: string) {
       issuer: key.userId,
       subject: key.userId,
       audience: [g.issuer, endpointUrl(g.issuer, "token")],
-      requiredClaims: ["exp", "iat", "jti"],
+      requiredClaims: ["exp"],
       clockTolerance: CLOCK_SKEW_SECONDS,
     }));
   } catch (err) {
     if (err instanceof InvalidGrant) throw err;
     throw new InvalidGrant(`The assertion is invalid: ${describeJoseError(err)}.`);
   }
-  const now = Math.floor(Date.now() / 1000);
-  if (payload.exp! > now + MAX_GRANT_ASSERTION_SECONDS + CLOCK_SKEW_SECONDS) {
-    throw new InvalidGrant(`The assertion expires too far ahead (at most ${MAX_GRANT_ASSERTION_SECONDS} s).`);
-  }
-  if (payload.iat! > now + CLOCK_SKEW_SECONDS) throw new InvalidGrant("The assertion was issued in the future.");
-  if (typeof payload.jti !== "string" || !payload.jti) throw new InvalidGrant("The assertion has no jti.");
+  const problem = assertionTimeProblem(payload);
+  if (problem) throw new InvalidGrant(`The assertion ${problem}.`);
+  if (payload.jti !== undefined && (typeof payload.jti !== "string" || !payload.jti)) throw new InvalidGrant("The assertion's jti is empty.");
   return { key, userId: key.userId, payload: { exp: payload.exp!, jti: payload.jti } };
 }

@@ -1,78 +1,144 @@
 import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import { recordAudit } from "@/lib/store/audit";
-import { getGrant } from "@/lib/store/grants";
-import { findTokenByValue, getRefreshFamily, markRotated, revokeFamily, type StoredToken } from "@/lib/store/tokens";
-import { getUser } from "@/lib/store/users";
+import { refreshReuseIntervalSeconds } from "@/lib/store/settings";
+import { getGrant, type Grant as StoredGrant } from "@/lib/store/grants";
+import {
+  findTokenByValue,
+  getRefreshFamily,
+  isStoredTokenActive,
+  markRotated,
+  revokeFamily,
+  type RefreshFamily,
+  type StoredToken,
+} from "@/lib/store/tokens";
+import { getUser, type User } from "@/lib/store/users";
 import { InvalidGrant } from "../errors";
 import { parseParams } from "../params/parse";
 import { GRANT, refreshTokenParams } from "../params/token";
 import { narrowScopes, parseScope } from "../scopes";
 import { issueUserTokens } from "./issue";
-import type { Grant, GrantRequest } from "./types";
+import { successorValue } from "./refresh-successor";
+import { CommittedRefusal, grantTransaction, type IssueEnv } from "./transaction";
+import type { Grant, GrantRequest, TokenResponse } from "./types";
 
 const INVALID = "The refresh token is invalid, expired, revoked or was issued to another client.";
+
+type Presented = { value: string; scope: string | undefined };
 
 /**
  * RFC 6749 6 with rotation (OAuth 2.0 Security BCP 4.14.2): every use returns a successor and
  * retires the presented token; presenting a retired one again means it leaked, so the whole
- * family and its access tokens are revoked.
+ * family and its access tokens are revoked, unless it comes back within the instance's reuse
+ * interval (refresh-successor.ts), which answers with the same successor instead.
+ *
+ * One transaction for the rotation, the successor, the access token and the audit event: a
+ * failure half-way leaves the presented token unrotated, so the client's retry works instead of
+ * being taken for reuse.
  */
 export const refreshTokenGrant: Grant = {
   type: GRANT.refreshToken,
   clientAuth: CLIENT_AUTH_METHODS,
   async handle(g) {
     const p = parseParams(refreshTokenParams, g.form);
+    const presented: Presented = { value: p.refresh_token, scope: p.scope };
     const client = g.client!;
-    const t = await findTokenByValue(g.db, p.refresh_token);
-    if (!t || t.kind !== "refresh" || !t.familyId) throw new InvalidGrant(INVALID);
-    if (t.clientId !== client.id) throw new InvalidGrant(INVALID);
-    if (t.rotatedAt) return reuse(g, t);
-    const family = await getRefreshFamily(g.db, t.familyId);
-    const now = new Date();
-    if (!family || family.revokedAt || t.revokedAt || t.expiresAt <= now) throw new InvalidGrant(INVALID);
-    const grant = await getGrant(g.db, t.grantId);
-    if (!grant || grant.revokedAt) throw new InvalidGrant(INVALID);
-    const scopes = narrowScopes(parseScope(p.scope), family.scopes);
-    const user = t.userId ? await getUser(g.db, t.userId) : undefined;
-    if (t.userId && (!user || user.locked)) throw new InvalidGrant("The user of this refresh token is no longer active.");
-    if (!(await markRotated(g.db, t.id, now))) return reuse(g, t);
+    return grantTransaction(g, async (env) => {
+      const t = await findTokenByValue(env.db, presented.value);
+      if (!t || t.kind !== "refresh" || !t.familyId) throw new InvalidGrant(INVALID);
+      if (t.clientId !== client.id) throw new InvalidGrant(INVALID);
+      const now = new Date();
+      if (t.rotatedAt) return presentedAgain(g, env, t, presented, now);
+      if (t.revokedAt || t.expiresAt <= now) throw new InvalidGrant(INVALID);
+      const { family, grant, user } = await liveFamily(env, t);
+      const scopes = narrowScopes(parseScope(presented.scope), family.scopes);
+      // Concurrent uses of one token meet here: one rotates, the others see it rotated (or revoked).
+      if (!(await markRotated(env.db, t.id, now))) return presentedAgain(g, env, (await findTokenByValue(env.db, presented.value))!, presented, now);
 
-    // A family from a token exchange keeps its delegation (`act`) and audience on every refresh.
-    const body = await issueUserTokens(g, {
-      client,
-      user: user ?? null,
-      scopes,
-      grantId: t.grantId,
-      sessionId: family.sessionId,
-      authTime: family.authTime,
-      amr: family.amr,
-      familyId: family.id,
-      refreshScopes: family.scopes,
-      forceRefresh: true,
-      actor: family.actor,
-      audience: t.audience,
-      // The claims the authorization request asked for stay with the grant.
-      idTokenClaims: grant.claims?.idToken,
+      const body = await issueFrom(env, g, t, family, grant, user, scopes, { refreshTokenValue: successorValue(env.masterKey, presented.value) });
+      await recordAudit(env.db, g.audit, {
+        action: "token.refreshed",
+        targetType: "refresh_family",
+        targetId: family.id,
+        clientId: client.id,
+        details: { grantId: t.grantId, scopes },
+      });
+      return body;
     });
-    await recordAudit(g.db, g.audit, {
-      action: "token.refreshed",
-      targetType: "refresh_family",
-      targetId: family.id,
-      clientId: client.id,
-      details: { grantId: t.grantId, scopes },
-    });
-    return body;
   },
 };
 
-async function reuse(g: GrantRequest, t: StoredToken): Promise<never> {
-  await revokeFamily(g.db, t.familyId!, "refresh_reuse");
-  await recordAudit(g.db, g.audit, {
+/** The token's family, grant and user, when all are still live; `invalid_grant` otherwise. */
+async function liveFamily(env: IssueEnv, t: StoredToken): Promise<{ family: RefreshFamily; grant: StoredGrant; user: User | null }> {
+  const family = await getRefreshFamily(env.db, t.familyId!);
+  if (!family || family.revokedAt) throw new InvalidGrant(INVALID);
+  const grant = await getGrant(env.db, t.grantId);
+  if (!grant || grant.revokedAt) throw new InvalidGrant(INVALID);
+  const user = t.userId ? await getUser(env.db, t.userId) : undefined;
+  if (t.userId && (!user || user.locked)) throw new InvalidGrant("The user of this refresh token is no longer active.");
+  return { family, grant, user: user ?? null };
+}
+
+/** A family from a token exchange keeps its delegation (`act`) and audience on every refresh. */
+function issueFrom(
+  env: IssueEnv,
+  g: GrantRequest,
+  t: StoredToken,
+  family: RefreshFamily,
+  grant: StoredGrant,
+  user: User | null,
+  scopes: string[],
+  refresh: { refreshTokenValue?: string; existingRefreshToken?: string },
+): Promise<TokenResponse> {
+  return issueUserTokens(env, {
+    client: g.client!,
+    user,
+    scopes,
+    grantId: t.grantId,
+    sessionId: family.sessionId,
+    authTime: family.authTime,
+    amr: family.amr,
+    familyId: family.id,
+    refreshScopes: family.scopes,
+    forceRefresh: true,
+    // The claims the authorization request asked for stay with the grant (OIDC Core 5.5).
+    idTokenClaims: grant.claims?.idToken,
+    actor: family.actor,
+    audience: t.audience,
+    ...refresh,
+  });
+}
+
+/**
+ * A rotated token presented again. Within the reuse interval after its rotation, and while its
+ * successor is unused and the family live, the answer is that same successor with a fresh access
+ * (and ID) token. Anything else is reuse: the family is revoked, and that revocation commits.
+ */
+async function presentedAgain(g: GrantRequest, env: IssueEnv, t: StoredToken, presented: Presented, now: Date): Promise<TokenResponse | CommittedRefusal> {
+  const interval = refreshReuseIntervalSeconds(g.settings);
+  if (interval > 0 && t.rotatedAt && !t.revokedAt && now.getTime() - t.rotatedAt.getTime() <= interval * 1000) {
+    const value = successorValue(env.masterKey, presented.value);
+    const successor = await findTokenByValue(env.db, value);
+    if (successor && successor.familyId === t.familyId && !successor.rotatedAt && isStoredTokenActive(successor, now)) {
+      const { family, grant, user } = await liveFamily(env, successor);
+      const scopes = narrowScopes(parseScope(presented.scope), family.scopes);
+      const body = await issueFrom(env, g, successor, family, grant, user, scopes, { existingRefreshToken: value });
+      await recordAudit(env.db, g.audit, {
+        action: "token.refreshed",
+        targetType: "refresh_family",
+        targetId: family.id,
+        clientId: t.clientId,
+        details: { grantId: t.grantId, scopes, withinReuseInterval: true },
+      });
+      return body;
+    }
+  }
+  await revokeFamily(env.db, t.familyId!, "refresh_reuse");
+  await recordAudit(env.db, g.audit, {
     action: "refresh_family.revoked",
     targetType: "refresh_family",
     targetId: t.familyId,
     clientId: t.clientId,
     details: { reason: "refresh_reuse", grantId: t.grantId },
   });
-  throw new InvalidGrant("The refresh token was already used; its family of tokens is revoked.");
+  return new CommittedRefusal(new InvalidGrant("The refresh token was already used; its family of tokens is revoked."));
 }

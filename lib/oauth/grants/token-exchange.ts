@@ -6,21 +6,25 @@ import { createGrant } from "@/lib/store/grants";
 import { useJtiOnce } from "@/lib/store/jti";
 import { getUser, type User } from "@/lib/store/users";
 import { resolveAccessToken } from "../access-token";
-import { ASSERTION_ALGS, CLOCK_SKEW_SECONDS, clientKeySet, describeJoseError, MAX_ASSERTION_LIFETIME_SECONDS } from "../client-auth";
+import { ASSERTION_ALGS, CLOCK_SKEW_SECONDS, clientKeySet, describeJoseError } from "../client-auth";
 import { endpointUrl } from "../endpoints";
 import { InvalidRequest, InvalidTarget } from "../errors";
 import { parseParams } from "../params/parse";
 import { GRANT, tokenExchangeParams } from "../params/token";
 import { narrowScopes, parseScope, scopeString } from "../scopes";
 import { issueAccessToken, issueIdToken, issueRefreshToken, verifyOwnJwt, wantsRefreshToken } from "../tokens";
+import { grantTransaction } from "./transaction";
 import type { Grant, GrantRequest, TokenResponse } from "./types";
 
+/** RFC 8693 3 token type identifiers, and Torii's own for a bare user id (spec 2.2). */
 export { TOKEN_TYPE };
 
 /** Spec 2.2, row by row: which identifiers may appear in which role. */
 const SUBJECT_TYPES: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.idToken, TOKEN_TYPE.jwt, TOKEN_TYPE.userId];
 const ACTOR_TYPES: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.idToken];
 const REQUESTED_TYPES: readonly string[] = [TOKEN_TYPE.accessToken, TOKEN_TYPE.idToken, TOKEN_TYPE.jwt];
+/** Longest a client-signed `jwt` subject token may be valid ahead: short-lived, like the client assertions it resembles. */
+const MAX_SUBJECT_JWT_SECONDS = 600;
 /** Subject types that name a subject without any proof of the subject's consent: only with an actor. */
 const NEEDS_ACTOR: readonly string[] = [TOKEN_TYPE.jwt, TOKEN_TYPE.userId];
 
@@ -34,6 +38,8 @@ type Party = {
   /** An `act` claim the token already had (delegation chains nest). */
   act: Record<string, unknown> | null;
   sessionId: string | null;
+  /** A client-signed jwt's `jti`, recorded as used inside the grant's transaction. */
+  jtiOnce?: { issuer: string; jti: string; until: Date; param: string };
 };
 
 const asList = (aud: unknown): string[] => (Array.isArray(aud) ? aud.map(String) : typeof aud === "string" ? [aud] : []);
@@ -61,7 +67,10 @@ export const tokenExchangeGrant: Grant = {
     if (NEEDS_ACTOR.includes(p.subject_token_type) && p.actor_token === undefined) {
       throw new InvalidRequest(`A subject_token of type ${p.subject_token_type} needs an actor_token.`);
     }
-    const requested = p.requested_token_type ?? (client.accessTokenType === "opaque" ? TOKEN_TYPE.accessToken : TOKEN_TYPE.jwt);
+    // RFC 8693 2.1 / spec 4.3.5: without requested_token_type the answer is an access token, and
+    // spec 2.2 issues the access_token type as an opaque token, whatever the client's own format;
+    // a JWT is what requested_token_type jwt asks for.
+    const requested = p.requested_token_type ?? TOKEN_TYPE.accessToken;
     if (!REQUESTED_TYPES.includes(requested)) throw new InvalidRequest(`requested_token_type ${requested} is not supported.`);
 
     const subject = await resolve(g, client, p.subject_token, p.subject_token_type, "subject_token");
@@ -88,61 +97,65 @@ export const tokenExchangeGrant: Grant = {
     }
 
     if (requested === TOKEN_TYPE.idToken && !subject.user) throw new InvalidRequest("An ID token can only be issued for a user subject.");
-    const grantId = (
-      await createGrant(g.db, {
-        clientId: client.id,
-        userId: subject.user?.id ?? null,
-        sessionId: subject.sessionId,
-        grantType: GRANT.tokenExchange,
-        scopes,
-        expiresAt: new Date(Date.now() + Math.max(client.accessTokenLifetime, client.refreshTokenLifetime) * 1000),
-      })
-    ).id;
-    const ctx = {
-      db: g.db,
-      masterKey: g.masterKey,
-      caches: g.caches,
-      issuer: g.issuer,
-      client,
-      user: subject.user,
-      scopes,
-      audience,
-      grantId,
-      sessionId: subject.sessionId,
-      actor: act,
-    };
-
-    let body: TokenResponse;
-    if (requested === TOKEN_TYPE.idToken) {
-      body = {
-        access_token: await issueIdToken({ ...ctx, withAccessToken: false }),
-        issued_token_type: TOKEN_TYPE.idToken,
-        token_type: "N_A",
-        expires_in: client.idTokenLifetime,
-        scope: scopeString(scopes),
-      };
-    } else {
-      const at = await issueAccessToken({ ...ctx, format: requested === TOKEN_TYPE.jwt ? "jwt" : "opaque" });
-      body = {
-        access_token: at.token,
-        issued_token_type: requested,
-        token_type: "Bearer",
-        expires_in: at.expiresIn,
-        scope: scopeString(scopes),
-      };
-      if (scopes.includes("openid") && subject.user) {
-        body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
+    // The subject jwt's jti, the grant, its tokens and the audit event: one transaction.
+    return grantTransaction(g, async (env) => {
+      const tx = env.db;
+      for (const once of [subject.jtiOnce, actor?.jtiOnce]) {
+        if (once && !(await useJtiOnce(tx, once.issuer, once.jti, once.until))) throw new InvalidRequest(`The ${once.param} was already used (jti).`);
       }
-      if (wantsRefreshToken(client, scopes)) body.refresh_token = (await issueRefreshToken(ctx)).token;
-    }
-    await recordAudit(g.db, g.audit, {
-      action: impersonation ? "token.impersonated" : "token.exchanged",
-      targetType: subject.user ? "user" : "client",
-      targetId: subject.sub,
-      clientId: client.id,
-      details: { grantId, actor: actor?.sub ?? null, subjectTokenType: p.subject_token_type, issuedTokenType: requested, scopes, audience },
+      const grantId = (
+        await createGrant(tx, {
+          clientId: client.id,
+          userId: subject.user?.id ?? null,
+          sessionId: subject.sessionId,
+          grantType: GRANT.tokenExchange,
+          scopes,
+          expiresAt: new Date(Date.now() + Math.max(client.accessTokenLifetime, client.refreshTokenLifetime) * 1000),
+        })
+      ).id;
+      const ctx = {
+        ...env,
+        client,
+        user: subject.user,
+        scopes,
+        audience,
+        grantId,
+        sessionId: subject.sessionId,
+        actor: act,
+      };
+
+      let body: TokenResponse;
+      if (requested === TOKEN_TYPE.idToken) {
+        body = {
+          access_token: await issueIdToken({ ...ctx, withAccessToken: false }),
+          issued_token_type: TOKEN_TYPE.idToken,
+          token_type: "N_A",
+          expires_in: client.idTokenLifetime,
+          scope: scopeString(scopes),
+        };
+      } else {
+        const at = await issueAccessToken({ ...ctx, format: requested === TOKEN_TYPE.jwt ? "jwt" : "opaque" });
+        body = {
+          access_token: at.token,
+          issued_token_type: requested,
+          token_type: "Bearer",
+          expires_in: at.expiresIn,
+          scope: scopeString(scopes),
+        };
+        if (scopes.includes("openid") && subject.user) {
+          body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
+        }
+        if (wantsRefreshToken(client, scopes)) body.refresh_token = (await issueRefreshToken(ctx)).token;
+      }
+      await recordAudit(tx, g.audit, {
+        action: impersonation ? "token.impersonated" : "token.exchanged",
+        targetType: subject.user ? "user" : "client",
+        targetId: subject.sub,
+        clientId: client.id,
+        details: { grantId, actor: actor?.sub ?? null, subjectTokenType: p.subject_token_type, issuedTokenType: requested, scopes, audience },
+      });
+      return body;
     });
-    return body;
   },
 };
 
@@ -183,19 +196,18 @@ async function resolve(g: GrantRequest, client: Client, token: string, type: str
         throw new InvalidRequest(`The ${param} is invalid: ${describeJoseError(err)}.`);
       }
       // Like a client assertion: short-lived and used once, so that a leaked one cannot be replayed.
-      if (payload.exp! > Math.floor(Date.now() / 1000) + MAX_ASSERTION_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) {
-        throw new InvalidRequest(`The ${param} expires too far ahead (at most ${MAX_ASSERTION_LIFETIME_SECONDS} s).`);
+      if (payload.exp! > Math.floor(Date.now() / 1000) + MAX_SUBJECT_JWT_SECONDS + CLOCK_SKEW_SECONDS) {
+        throw new InvalidRequest(`The ${param} expires too far ahead (at most ${MAX_SUBJECT_JWT_SECONDS} s).`);
       }
       const aud = asList(payload.aud);
       if (aud.length && !aud.includes(g.issuer) && !aud.includes(endpointUrl(g.issuer, "token"))) {
         throw new InvalidRequest(`The ${param} is not meant for this issuer.`);
       }
-      if (!(await useJtiOnce(g.db, `client:${client.id}`, payload.jti!, new Date((payload.exp! + CLOCK_SKEW_SECONDS) * 1000)))) {
-        throw new InvalidRequest(`The ${param} was already used (jti).`);
-      }
+      if (typeof payload.jti !== "string" || !payload.jti) throw new InvalidRequest(`The ${param} has no jti.`);
       const user = await userOrNull(payload.sub!);
       if (!user) throw invalid();
-      return { sub: user.id, user, audience: [], scopes: null, act: null, sessionId: null };
+      const jtiOnce = { issuer: `client:${client.id}`, jti: payload.jti, until: new Date((payload.exp! + CLOCK_SKEW_SECONDS) * 1000), param };
+      return { sub: user.id, user, audience: [], scopes: null, act: null, sessionId: null, jtiOnce };
     }
     case TOKEN_TYPE.userId: {
       const user = await userOrNull(token);

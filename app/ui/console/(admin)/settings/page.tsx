@@ -12,6 +12,7 @@ type Settings = {
   primaryDomain: string;
   defaultLocale: string;
   lifetimes: Record<string, number>;
+  refreshTokenReuseIntervalSeconds: number;
   rateLimits: Record<string, number>;
   lockoutPolicy: { maxFailures: number; windowSeconds: number };
   passwordPolicy: { minLength: number; requireUppercase: boolean; requireLowercase: boolean; requireNumber: boolean; requireSymbol: boolean };
@@ -44,6 +45,19 @@ export default async function SettingsPage() {
               {LIFETIMES.map((k) => (
                 <Field key={k} name={`lifetimes.${k}`} type="number" label={t(`lifetime.${k}`)} defaultValue={s.lifetimes[k]} hint={t("seconds")} />
               ))}
+            </div>
+          </fieldset>
+          <fieldset className="form-section">
+            <legend>{t("refreshReuse")}</legend>
+            <p className="hint">{t("refreshReuseHint")}</p>
+            <div className="field-row three">
+              <Field
+                name="refreshTokenReuseIntervalSeconds"
+                type="number"
+                label={t("refreshReuseInterval")}
+                defaultValue={s.refreshTokenReuseIntervalSeconds}
+                hint={t("refreshReuseIntervalHint")}
+              />
             </div>
           </fieldset>
           <fieldset className="form-section">
