@@ -4,7 +4,7 @@ import { instance, type Instance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
 import { serializeCookie } from "@/lib/session/cookies";
-import { ensureUserAgent, userAgentOfRequest } from "@/lib/session/user-agent";
+import { createBrowser, userAgentOfRequest } from "@/lib/session/user-agent";
 import { createAuthRequest, findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { getClient } from "@/lib/store/clients";
 import { getLiveSession, liveSessions } from "@/lib/store/sessions";
@@ -66,13 +66,12 @@ export async function handleAuthorize(request: Request): Promise<Response> {
 
   try {
     const req = await validateAuthorizeRequest(raw, client, { db: inst.db, masterKey: inst.masterKey, issuer: inst.config.issuer });
-    const ua = await ensureUserAgent(inst.db, inst.config.issuer, request);
-    const cookies = [
-      ...(ua.setCookie ? [ua.setCookie] : []),
-      serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") }),
-    ];
+    // A browser's row is created only once something is stored for it (the pending request
+    // below), so requests that end in an error leave nothing behind.
+    const knownUa = await userAgentOfRequest(inst.db, inst.config.issuer, request);
+    const cookies = [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") })];
     const now = new Date();
-    const sessions = await liveSessions(inst.db, ua.id, now);
+    const sessions = knownUa ? await liveSessions(inst.db, knownUa.id, now) : [];
     const hintUser = req.hintSubject ? await getUser(inst.db, req.hintSubject) : undefined;
     const decision = decide({
       prompt: req.prompt,
@@ -86,6 +85,8 @@ export async function handleAuthorize(request: Request): Promise<Response> {
     });
     if (decision.kind === "error") return fail(decision.error, cookies);
 
+    const ua: { id: string; setCookie?: string } = knownUa ?? (await createBrowser(inst.db, inst.config.issuer));
+    if (ua.setCookie) cookies.unshift(ua.setCookie);
     const { id, row } = await createAuthRequest(inst.db, {
       userAgentId: ua.id,
       clientId: client.id,
