@@ -1,4 +1,5 @@
 import pino from "pino";
+import { errorForLog } from "./log-errors";
 
 const LOGGER = Symbol.for("torii.logger");
 type G = typeof globalThis & { [LOGGER]?: pino.Logger };
@@ -10,5 +11,7 @@ export function log(): pino.Logger {
     level: process.env.IDP_LOG_LEVEL ?? "info",
     base: { service: "torii" },
     redact: ["password", "clientSecret", "token", "*.password", "*.clientSecret"],
+    // Failed queries log their class and a query name, never their parameters (lib/log-errors.ts).
+    serializers: { err: errorForLog, error: errorForLog },
   }));
 }

@@ -9,6 +9,7 @@ import { openDatabase, type Database } from "@/lib/db/client";
 import { migrate } from "@/lib/db/migrate";
 import { resolveMasterKey } from "@/lib/master-key";
 import { verifyPassword } from "@/lib/passwords";
+import { startupBanner } from "@/lib/server/banner";
 import { userForPat } from "@/lib/store/pats";
 import journal from "@/db/migrations/meta/_journal.json";
 import { createTestDatabase, TEST_DB } from "./harness";
@@ -107,6 +108,35 @@ describe("bootstrap", () => {
     expect(await d.db.select().from(signingKeys)).toEqual(before.keys);
     expect(["admin-password", "admin.pat", "master.key"].map((f) => fs.readFileSync(path.join(dataDir, f), "utf8"))).toEqual(files);
     expect((await userForPat(d.db, first.adminPat))?.user.username).toBe("admin");
+    await d.close();
+  });
+
+  it("writes the credential files before committing: a first start that cannot write them commits nothing and can be repeated", async () => {
+    const { dataDir, open } = await fixture();
+    const d = await open();
+    // A directory where the password file should go makes writing it fail.
+    fs.mkdirSync(path.join(dataDir, "admin-password"));
+    await expect(start(d, dataDir)).rejects.toThrow();
+    expect(await d.db.select().from(users)).toEqual([]);
+    fs.rmdirSync(path.join(dataDir, "admin-password"));
+    const r = await start(d, dataDir);
+    if (!r.created) throw new Error("expected the first start to be repeated");
+    const [cred] = await d.db.select().from(passwordCredentials);
+    expect(await verifyPassword(cred!.hash, fs.readFileSync(path.join(dataDir, "admin-password"), "utf8").trim())).toBe(true);
+    expect((await userForPat(d.db, fs.readFileSync(path.join(dataDir, "admin.pat"), "utf8").trim()))?.user.username).toBe("admin");
+    await d.close();
+  });
+
+  it("the start-up message says where the administrator's password is, never the password", async () => {
+    const { dataDir, open } = await fixture();
+    const d = await open();
+    const r = await start(d, dataDir);
+    if (!r.created) throw new Error("expected a first bootstrap");
+    const banner = startupBanner({ issuer: "http://localhost:3000", database: "x", dataDir, firstStart: true, adminPatFromEnv: false, exists: fs.existsSync });
+    expect(banner).not.toContain(r.adminPassword);
+    expect(banner).not.toContain(r.adminPat);
+    expect(banner).toContain(path.join(dataDir, "admin-password"));
+    expect(banner).toContain(path.join(dataDir, "admin.pat"));
     await d.close();
   });
 
