@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
-import { personalAccessTokens, passwordCredentials, signingKeys, textOverrides, users, auditEvents } from "@/db/schema";
+import { instanceSettings, personalAccessTokens, passwordCredentials, signingKeys, textOverrides, users, auditEvents } from "@/db/schema";
 import { bootstrap, MasterKeyMismatchError } from "@/lib/bootstrap";
 import { openDatabase, type Database } from "@/lib/db/client";
 import { migrate } from "@/lib/db/migrate";
@@ -171,6 +171,35 @@ describe("bootstrap", () => {
     expect((await migrate(d)).applied).toBe(1);
     const rows = await d.db.select({ key: textOverrides.key, value: textOverrides.value }).from(textOverrides);
     expect(rows).toEqual([{ key: "login.loginName.title", value: "Welcome" }]);
+    await d.close();
+  });
+
+  it("an upgrade moves the old lockout policy to the new model and adds the registration limit and retention", async () => {
+    const { dataDir, open } = await fixture();
+    const d = await open();
+    await start(d, dataDir);
+    // As a version before 0005 left it.
+    const s = await d.session();
+    try {
+      await s.exec(`DROP TABLE login_failures; DROP TABLE account_lockouts; ALTER TABLE instance_settings DROP COLUMN retention`);
+      await s.exec(`UPDATE instance_settings SET lockout_policy = '{"maxFailures": 7, "windowSeconds": 600}', rate_limits = '{"jwksPerMinute": 300, "tokenPerMinute": 6000}'`);
+      const { when } = journal.entries.find((e) => e.tag === "0005_lockout_retention")!;
+      await s.exec(`DELETE FROM torii_migrations WHERE created_at = ${when}`);
+    } finally {
+      await s.release();
+    }
+    expect((await migrate(d)).applied).toBe(1);
+    const [row] = await d.db.select().from(instanceSettings);
+    expect(row!.lockoutPolicy).toEqual({
+      windowSeconds: 600,
+      freeFailures: 7,
+      addressFreeFailures: 70,
+      maxDelaySeconds: 900,
+      lockAfterFailures: 50,
+      lockSeconds: 3600,
+    });
+    expect(row!.rateLimits).toEqual({ jwksPerMinute: 300, tokenPerMinute: 6000, registrationPerHour: 20 });
+    expect(row!.retention).toEqual({ auditDays: 90 });
     await d.close();
   });
 });
