@@ -9,6 +9,7 @@ import { loadConfig, ConfigError } from "@torii/core/config";
 import { MasterKeyMismatchError } from "@torii/core/bootstrap";
 import { createTorii } from "@torii/core/engine";
 import { adoptEngine, closeTorii } from "@torii/core/runtime";
+import { startupBanner } from "@torii/core/server/banner";
 import { createToriiServer } from "@torii/core/server/create-server";
 
 async function main() {
@@ -50,32 +51,16 @@ async function main() {
     process.exit(1);
   });
   server.listen(cfg.port, cfg.hostname, () => {
-    const lines = [
-      "",
-      `  Torii is running.`,
-      `  Issuer:       ${cfg.issuer}`,
-      `  Discovery:    ${cfg.issuer}/.well-known/openid-configuration`,
-      `  Database:     ${inst.database.kind === "pg" ? "PostgreSQL (DATABASE_URL)" : `embedded PGlite in ${path.join(cfg.dataDir, "pgdata")}`}`,
-    ];
-    const pwFile = path.join(cfg.dataDir, "admin-password");
-    const patFile = path.join(cfg.dataDir, "admin.pat");
-    if (inst.bootstrap.created) {
-      lines.push(
-        "",
-        "  First start: created the administrator.",
-        `  Login name:   admin`,
-        `  Password:     ${inst.bootstrap.adminPassword}   (shown once; also in ${pwFile})`,
-        inst.bootstrap.adminPatGenerated
-          ? `  Admin PAT:    in ${patFile}`
-          : "  Admin PAT:    the value of IDP_ADMIN_PAT",
-      );
-    } else {
-      lines.push(
-        `  Admin login:  admin (password in ${fs.existsSync(pwFile) ? pwFile : "the file written on first start"})`,
-        `  Admin PAT:    ${cfg.adminPat ? "IDP_ADMIN_PAT" : fs.existsSync(patFile) ? patFile : "the token created on first start"}`,
-      );
-    }
-    console.log(lines.join("\n") + "\n");
+    console.log(
+      startupBanner({
+        issuer: cfg.issuer,
+        database: inst.database.kind === "pg" ? "PostgreSQL (DATABASE_URL)" : `embedded PGlite in ${path.join(cfg.dataDir, "pgdata")}`,
+        dataDir: cfg.dataDir,
+        firstStart: inst.bootstrap.created,
+        adminPatFromEnv: inst.bootstrap.created ? !inst.bootstrap.adminPatGenerated : !!cfg.adminPat,
+        exists: (f) => fs.existsSync(f),
+      }),
+    );
   });
 
   const shutdown = () => {

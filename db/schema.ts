@@ -34,7 +34,23 @@ export type Branding = {
   backgroundColor: string;
   darkMode: "light" | "dark" | "auto";
 };
-export type LockoutPolicy = { maxFailures: number; windowSeconds: number };
+/**
+ * Failed sign-ins (lib/login/lockout.ts). Failures count in a sliding window; past the free ones,
+ * each further try of the same account from the same address (or of any account from the same
+ * address) waits a delay that doubles per failure up to `maxDelaySeconds`. An account is locked
+ * for `lockSeconds` only after `lockAfterFailures` failures from browsers that never signed in to
+ * it; a browser that did (device cookie) keeps trying.
+ */
+export type LockoutPolicy = {
+  windowSeconds: number;
+  freeFailures: number;
+  addressFreeFailures: number;
+  maxDelaySeconds: number;
+  lockAfterFailures: number;
+  lockSeconds: number;
+};
+/** How long records are kept once they no longer decide anything (lib/maintenance.ts). */
+export type Retention = { auditDays: number };
 export type PasswordPolicy = {
   minLength: number;
   requireUppercase: boolean;
@@ -56,7 +72,7 @@ export type Lifetimes = {
    */
   refreshTokenReuseInterval?: number;
 };
-export type RateLimits = { jwksPerMinute: number; tokenPerMinute: number };
+export type RateLimits = { jwksPerMinute: number; tokenPerMinute: number; registrationPerHour: number };
 export type Address = {
   streetAddress?: string | null;
   locality?: string | null;
@@ -76,6 +92,7 @@ export const instanceSettings = pgTable("instance_settings", {
   lockoutPolicy: jsonb("lockout_policy").$type<LockoutPolicy>().notNull(),
   passwordPolicy: jsonb("password_policy").$type<PasswordPolicy>().notNull(),
   rateLimits: jsonb("rate_limits").$type<RateLimits>().notNull(),
+  retention: jsonb("retention").$type<Retention>().notNull().default({ auditDays: 90 }),
   logo: bytea("logo"),
   logoContentType: text("logo_content_type"),
   /** HMAC of a constant under the master key: detects an instance started with the wrong key. */
@@ -332,6 +349,42 @@ export const usedJtis = pgTable(
     expiresAt: ts("expires_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.issuer, t.jti] })],
+);
+
+/**
+ * One failed password check (lib/login/lockout.ts): counted in sliding windows per account and
+ * address, per address, and per account from untrusted browsers. Purged once older than the
+ * lockout window.
+ */
+export const loginFailures = pgTable(
+  "login_failures",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    /** `user:<id>` for a known user, `name:<sha256 of the name>` otherwise. */
+    accountKey: text("account_key").notNull(),
+    address: text("address").notNull(),
+    /** From a browser holding this user's device cookie: it does not count toward the account lock. */
+    trusted: boolean("trusted").notNull().default(false),
+    at: ts("at").notNull(),
+  },
+  (t) => [
+    index("login_failures_account_idx").on(t.accountKey, t.at),
+    index("login_failures_address_idx").on(t.address, t.at),
+    index("login_failures_at_idx").on(t.at),
+  ],
+);
+
+/** An account locked after too many failures from untrusted browsers, until `lockedUntil`. */
+export const accountLockouts = pgTable(
+  "account_lockouts",
+  {
+    accountKey: text("account_key").primaryKey(),
+    /** The user, when the key names one (unknown names lock alike, so a lock reveals nothing). */
+    userId: text("user_id").references(() => users.id, { onDelete: "cascade" }),
+    lockedAt: ts("locked_at").notNull(),
+    lockedUntil: ts("locked_until").notNull(),
+  },
+  (t) => [index("account_lockouts_user_idx").on(t.userId)],
 );
 
 /** Fixed-window counters shared by every instance (key set, token endpoint, login attempts). */

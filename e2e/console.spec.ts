@@ -353,19 +353,21 @@ test("settings and audit log", async ({ browser }) => {
   const { context, page } = await consoleSession(browser, admin.name);
   await page.goto(`${CONSOLE}/settings`);
   await expectOneH1(page, "Settings");
-  await page.locator('[name="lockoutPolicy.maxFailures"]').fill("0");
+  await page.locator('[name="lockoutPolicy.freeFailures"]').fill("0");
   await page.getByRole("button", { name: "Save settings" }).click();
-  await expect(page.locator('[id="lockoutPolicy.maxFailures-error"]')).toBeVisible();
-  await page.locator('[name="lockoutPolicy.maxFailures"]').fill("7");
+  await expect(page.locator('[id="lockoutPolicy.freeFailures-error"]')).toBeVisible();
+  await page.locator('[name="lockoutPolicy.freeFailures"]').fill("7");
+  await page.locator('[name="retention.auditDays"]').fill("30");
   await page.locator('[name="lifetimes.accessToken"]').fill("1800");
   await page.getByRole("button", { name: "Save settings" }).click();
   await expect(page.getByRole("status").first()).toHaveText("Saved.");
   const s = await (await adminApi("/settings")).json();
-  expect(s.lockoutPolicy.maxFailures).toBe(7);
+  expect(s.lockoutPolicy.freeFailures).toBe(7);
+  expect(s.retention.auditDays).toBe(30);
   expect(s.lifetimes.accessToken).toBe(1800);
   await shot(page, "settings-en-desktop");
   // Back to the defaults: the login tests that run after this file count on the default lockout.
-  await adminApi("/settings", { method: "PUT", json: { lockoutPolicy: { maxFailures: 5 }, lifetimes: { accessToken: 3600 } } });
+  await adminApi("/settings", { method: "PUT", json: { lockoutPolicy: { freeFailures: 5 }, lifetimes: { accessToken: 3600 }, retention: { auditDays: 90 } } });
 
   await page.goto(`${CONSOLE}/audit`);
   await expectOneH1(page, "Audit log");

@@ -64,12 +64,14 @@ export async function bootstrap(
       targetType: "instance",
       details: { adminUserId: adminId, signingKey: kid },
     });
+    // The credentials are written before the transaction commits: if writing fails, nothing is
+    // committed and the next start bootstraps afresh; a crash after writing but before the commit
+    // leaves files that the next start overwrites. Never a bootstrapped database whose
+    // administrator password nobody has.
+    writeSecretFile(path.join(opts.dataDir, "admin-password"), adminPassword);
+    if (!opts.adminPat) writeSecretFile(path.join(opts.dataDir, "admin.pat"), adminPat);
     return { created: true, adminPassword, adminPat, adminPatGenerated: !opts.adminPat };
   });
-  if (result.created) {
-    writeSecretFile(path.join(opts.dataDir, "admin-password"), result.adminPassword);
-    if (result.adminPatGenerated) writeSecretFile(path.join(opts.dataDir, "admin.pat"), result.adminPat);
-  }
   return result;
 }
 

@@ -1,4 +1,5 @@
 import pino from "pino";
+import { errorForLog } from "./log-errors";
 
 export type Logger = pino.Logger;
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -9,5 +10,7 @@ export function createLogger(level: LogLevel): Logger {
     level,
     base: { service: "torii" },
     redact: ["password", "clientSecret", "token", "*.password", "*.clientSecret"],
+    // Failed queries log their class and a query name, never their parameters (lib/log-errors.ts).
+    serializers: { err: errorForLog, error: errorForLog },
   });
 }

@@ -3,12 +3,13 @@ import os from "node:os";
 import path from "node:path";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
-import { personalAccessTokens, passwordCredentials, signingKeys, textOverrides, users, auditEvents } from "@/db/schema";
+import { instanceSettings, personalAccessTokens, passwordCredentials, signingKeys, textOverrides, users, auditEvents } from "@/db/schema";
 import { bootstrap, MasterKeyMismatchError } from "@/lib/bootstrap";
 import { openDatabase, type Database } from "@/lib/db/client";
 import { migrate } from "@/lib/db/migrate";
 import { resolveMasterKey } from "@/lib/master-key";
 import { verifyPassword } from "@/lib/passwords";
+import { startupBanner } from "@/lib/server/banner";
 import { userForPat } from "@/lib/store/pats";
 import journal from "@/db/migrations/meta/_journal.json";
 import { createTestDatabase, TEST_DB } from "./harness";
@@ -110,6 +111,35 @@ describe("bootstrap", () => {
     await d.close();
   });
 
+  it("writes the credential files before committing: a first start that cannot write them commits nothing and can be repeated", async () => {
+    const { dataDir, open } = await fixture();
+    const d = await open();
+    // A directory where the password file should go makes writing it fail.
+    fs.mkdirSync(path.join(dataDir, "admin-password"));
+    await expect(start(d, dataDir)).rejects.toThrow();
+    expect(await d.db.select().from(users)).toEqual([]);
+    fs.rmdirSync(path.join(dataDir, "admin-password"));
+    const r = await start(d, dataDir);
+    if (!r.created) throw new Error("expected the first start to be repeated");
+    const [cred] = await d.db.select().from(passwordCredentials);
+    expect(await verifyPassword(cred!.hash, fs.readFileSync(path.join(dataDir, "admin-password"), "utf8").trim())).toBe(true);
+    expect((await userForPat(d.db, fs.readFileSync(path.join(dataDir, "admin.pat"), "utf8").trim()))?.user.username).toBe("admin");
+    await d.close();
+  });
+
+  it("the start-up message says where the administrator's password is, never the password", async () => {
+    const { dataDir, open } = await fixture();
+    const d = await open();
+    const r = await start(d, dataDir);
+    if (!r.created) throw new Error("expected a first bootstrap");
+    const banner = startupBanner({ issuer: "http://localhost:3000", database: "x", dataDir, firstStart: true, adminPatFromEnv: false, exists: fs.existsSync });
+    expect(banner).not.toContain(r.adminPassword);
+    expect(banner).not.toContain(r.adminPat);
+    expect(banner).toContain(path.join(dataDir, "admin-password"));
+    expect(banner).toContain(path.join(dataDir, "admin.pat"));
+    await d.close();
+  });
+
   it("refuses to start with a master key other than the one the database was set up with", async () => {
     const { dataDir, open } = await fixture();
     const d = await open();
@@ -141,6 +171,35 @@ describe("bootstrap", () => {
     expect((await migrate(d)).applied).toBe(1);
     const rows = await d.db.select({ key: textOverrides.key, value: textOverrides.value }).from(textOverrides);
     expect(rows).toEqual([{ key: "login.loginName.title", value: "Welcome" }]);
+    await d.close();
+  });
+
+  it("an upgrade moves the old lockout policy to the new model and adds the registration limit and retention", async () => {
+    const { dataDir, open } = await fixture();
+    const d = await open();
+    await start(d, dataDir);
+    // As a version before 0005 left it.
+    const s = await d.session();
+    try {
+      await s.exec(`DROP TABLE login_failures; DROP TABLE account_lockouts; ALTER TABLE instance_settings DROP COLUMN retention`);
+      await s.exec(`UPDATE instance_settings SET lockout_policy = '{"maxFailures": 7, "windowSeconds": 600}', rate_limits = '{"jwksPerMinute": 300, "tokenPerMinute": 6000}'`);
+      const { when } = journal.entries.find((e) => e.tag === "0005_lockout_retention")!;
+      await s.exec(`DELETE FROM torii_migrations WHERE created_at = ${when}`);
+    } finally {
+      await s.release();
+    }
+    expect((await migrate(d)).applied).toBe(1);
+    const [row] = await d.db.select().from(instanceSettings);
+    expect(row!.lockoutPolicy).toEqual({
+      windowSeconds: 600,
+      freeFailures: 7,
+      addressFreeFailures: 70,
+      maxDelaySeconds: 900,
+      lockAfterFailures: 50,
+      lockSeconds: 3600,
+    });
+    expect(row!.rateLimits).toEqual({ jwksPerMinute: 300, tokenPerMinute: 6000, registrationPerHour: 20 });
+    expect(row!.retention).toEqual({ auditDays: 90 });
     await d.close();
   });
 });

@@ -192,8 +192,8 @@ describe("form conversion", () => {
   });
 
   it("reads nested settings with the last check box value winning", () => {
-    const p = nestedNumbers(form([["lockoutPolicy.maxFailures", "5"], ["passwordPolicy.requireNumber", "false"], ["passwordPolicy.requireNumber", "true"], ["other", "x"]]), ["lockoutPolicy", "passwordPolicy"]);
-    expect(p.body).toEqual({ lockoutPolicy: { maxFailures: 5 }, passwordPolicy: { requireNumber: true } });
+    const p = nestedNumbers(form([["lockoutPolicy.freeFailures", "5"], ["passwordPolicy.requireNumber", "false"], ["passwordPolicy.requireNumber", "true"], ["other", "x"]]), ["lockoutPolicy", "passwordPolicy"]);
+    expect(p.body).toEqual({ lockoutPolicy: { freeFailures: 5 }, passwordPolicy: { requireNumber: true } });
   });
 
   it("maps the API's field paths onto input names, in the console's language", () => {

@@ -247,6 +247,23 @@ describe("end_session errors: an error page, nothing ends, no redirect", () => {
     await expectStillSignedIn(b, r, s);
   });
 
+  it("a logout_hint naming nobody gets the same answer as one naming someone else (no user enumeration)", async () => {
+    const { r, b, s } = await setup();
+    const other = await makeUser(t, uniq("lea"), PASSWORD);
+    const existing = await endSession(b, { id_token_hint: s.idToken, logout_hint: other.username });
+    const unknown = await endSession(b, { id_token_hint: s.idToken, logout_hint: uniq("nobody") });
+    expect(loc(unknown)).toBe(loc(existing));
+    expect(unknown.status).toBe(existing.status);
+    expect(loc(unknown)).toBe(errorUrl("userMismatch"));
+    // Without a hint: a name of someone not signed in here and a name of nobody both end nothing
+    // and both land on the signed-out page.
+    const noHintExisting = await endSession(b, { logout_hint: other.username });
+    const noHintUnknown = await endSession(b, { logout_hint: uniq("nobody") });
+    expect(loc(noHintExisting)).toBe(signedOutUrl());
+    expect(loc(noHintUnknown)).toBe(signedOutUrl());
+    await expectStillSignedIn(b, r, s);
+  });
+
   it("a repeated parameter", async () => {
     const { r, b, s } = await setup();
     const res = await handleEndSession(t.inst, b.request(`/oidc/v1/end_session?state=a&state=b&id_token_hint=${s.idToken}`));

@@ -150,6 +150,7 @@ describe("GET /management/v1/openapi.json", () => {
       "/users/{userId}/keys/{keyId}": ["delete"],
       "/users/{userId}/pats": ["get", "post"],
       "/users/{userId}/pats/{patId}": ["delete"],
+      "/users/{userId}/lockout": ["delete", "get"],
       "/features": ["get", "put"],
       "/keys": ["get"],
       "/keys/rotate": ["post"],

@@ -78,27 +78,44 @@ describe("settings", () => {
     expect(s).toMatchObject({ primaryDomain: "127.0.0.1", defaultLocale: "en" });
     expect(s.lifetimes.accessToken).toBe(3600);
     expect(s.rateLimits.jwksPerMinute).toBe(300);
-    expect(s.lockoutPolicy).toEqual({ maxFailures: 5, windowSeconds: 900 });
+    expect(s.lockoutPolicy).toEqual({
+      windowSeconds: 3600,
+      freeFailures: 5,
+      addressFreeFailures: 100,
+      maxDelaySeconds: 900,
+      lockAfterFailures: 50,
+      lockSeconds: 3600,
+    });
+    expect(s.rateLimits.registrationPerHour).toBe(20);
+    expect(s.retention).toEqual({ auditDays: 90 });
     expect(s.passwordPolicy.minLength).toBe(10);
 
     const res = await put("/settings", {
       primaryDomain: "Example.COM",
       defaultLocale: "de",
       lifetimes: { refreshToken: 86_400 },
-      lockoutPolicy: { maxFailures: 3 },
+      lockoutPolicy: { freeFailures: 3 },
       rateLimits: { jwksPerMinute: 50 },
+      retention: { auditDays: 30 },
     });
     expect(res.status).toBe(200);
     const n = await res.json();
     expect(n).toMatchObject({ primaryDomain: "example.com", defaultLocale: "de" });
     expect(n.lifetimes).toMatchObject({ refreshToken: 86_400, accessToken: 3600 });
-    expect(n.lockoutPolicy).toEqual({ maxFailures: 3, windowSeconds: 900 });
+    expect(n.lockoutPolicy).toMatchObject({ freeFailures: 3, windowSeconds: 3600, lockAfterFailures: 50 });
+    expect(n.retention).toEqual({ auditDays: 30 });
     expect(n.rateLimits.jwksPerMinute).toBe(50);
     expect((await getSettings(t.inst)).primaryDomain).toBe("example.com");
     // The login name of users follows the primary domain.
     const users = await (await get("/users?search=admin")).json();
     expect(users.users[0].loginName).toBe("admin@example.com");
-    await put("/settings", { primaryDomain: "127.0.0.1", defaultLocale: "en", rateLimits: { jwksPerMinute: 300 } });
+    await put("/settings", {
+      primaryDomain: "127.0.0.1",
+      defaultLocale: "en",
+      rateLimits: { jwksPerMinute: 300 },
+      lockoutPolicy: { freeFailures: 5 },
+      retention: { auditDays: 90 },
+    });
   });
 
   it("refuses bad values with field paths", async () => {
@@ -107,17 +124,20 @@ describe("settings", () => {
         primaryDomain: "https://x.example/",
         defaultLocale: "es",
         lifetimes: { accessToken: 0, nope: 1 },
-        lockoutPolicy: { maxFailures: "3" },
+        lockoutPolicy: { freeFailures: "3", maxFailures: 3 },
         passwordPolicy: { minLength: 1000 },
+        retention: { auditDays: 0 },
       }),
     );
     expect(paths.sort()).toEqual([
       "defaultLocale",
       "lifetimes.accessToken",
       "lifetimes.nope",
+      "lockoutPolicy.freeFailures",
       "lockoutPolicy.maxFailures",
       "passwordPolicy.minLength",
       "primaryDomain",
+      "retention.auditDays",
     ]);
     expect(await fieldPaths(await put("/settings", { lifetimes: { sessionIdle: 400 * 86_400, sessionAbsolute: 3600 } }))).toEqual([
       "lifetimes.sessionIdle",

@@ -176,6 +176,14 @@ export async function setUserAccess(prev: ActionState, form: FormData): Promise<
   })(prev, form);
 }
 
+export async function liftUserLockout(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const r = await api(admin.user, "DELETE", `/users/${id(f, "userId")}/lockout`);
+    if (!r.ok) return failure(r, [], t);
+    return { ok: true, message: t("users.lockoutLifted") };
+  })(prev, form);
+}
+
 export async function deleteUser(prev: ActionState, form: FormData): Promise<ActionState> {
   const out = await guarded(async (admin, f, t) => {
     const r = await api(admin.user, "DELETE", `/users/${id(f, "userId")}`);
@@ -256,7 +264,7 @@ export async function rotateKey(prev: ActionState, form: FormData): Promise<Acti
   })(prev, form);
 }
 
-const SETTINGS_GROUPS = ["lifetimes", "lockoutPolicy", "rateLimits", "passwordPolicy"] as const;
+const SETTINGS_GROUPS = ["lifetimes", "lockoutPolicy", "rateLimits", "passwordPolicy", "retention"] as const;
 
 export async function saveSettings(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {

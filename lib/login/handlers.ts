@@ -8,13 +8,24 @@ import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { liveSessions, recordAuthentication } from "@/lib/store/sessions";
-import { getSettings, type Settings } from "@/lib/store/settings";
+import { hitRateLimit } from "@/lib/store/rate-limit";
+import { DEFAULT_RATE_LIMITS, getSettings, type Settings } from "@/lib/store/settings";
+import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
 import { checkPassword } from "./password";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
-import { registerUser } from "./register";
+import { registerUser, validateRegistration } from "./register";
 import { asAccount, interactionPage, loadPolicyInput, policyRequestOf } from "./steps";
 
-type Flow = { inst: Engine; settings: Settings; uaId: string; id: string; authRequest: AuthRequest; form: URLSearchParams; actor: Actor };
+type Flow = {
+  request: Request;
+  inst: Engine;
+  settings: Settings;
+  uaId: string;
+  id: string;
+  authRequest: AuthRequest;
+  form: URLSearchParams;
+  actor: Actor;
+};
 
 /**
  * The common gate of every login form: same origin, a known user agent, a pending request of
@@ -32,7 +43,7 @@ async function openFlow(inst: Engine, request: Request): Promise<Flow | Response
     return seeOther(`${LOGIN_PATHS.error}?code=csrf`);
   }
   const actor: Actor = { type: "user", ip: clientAddress(request), userAgent: request.headers.get("user-agent") };
-  return { inst, settings, uaId: ua.id, id, authRequest, form, actor };
+  return { request, inst, settings, uaId: ua.id, id, authRequest, form, actor };
 }
 
 function guarded(fn: (flow: Flow) => Promise<Response>) {
@@ -58,9 +69,12 @@ export const handleSubmitLoginName = guarded(async ({ inst, id, form }) => {
   return seeOther(loginUrl(LOGIN_PATHS.password, id));
 });
 
-/** Step 2: the password, with the lockout policy; success starts (or refreshes) a session. */
+/**
+ * Step 2: the password, under the lockout policy (lib/login/lockout.ts); success starts (or
+ * refreshes) a session and marks this browser as one that signed in to the account (device cookie).
+ */
 export const handleSubmitPassword = guarded(async (flow) => {
-  const { inst, settings, uaId, id, authRequest, form, actor } = flow;
+  const { request, inst, settings, uaId, id, authRequest, form, actor } = flow;
   const loginName = authRequest.loginName;
   if (!loginName) return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
   const result = await checkPassword(inst.db, {
@@ -69,6 +83,7 @@ export const handleSubmitPassword = guarded(async (flow) => {
     address: actor.ip ?? "unknown",
     policy: settings.lockoutPolicy,
     primaryDomain: settings.primaryDomain,
+    trustedUserIds: trustedUsers(inst.masterKey, inst.config.issuer, request),
   });
   if (!result.ok) {
     await recordAudit(inst.db, actor, {
@@ -78,8 +93,18 @@ export const handleSubmitPassword = guarded(async (flow) => {
       clientId: authRequest.clientId,
       details: { reason: result.reason },
     });
-    const retryMinutes = result.reason === "lockedOut" ? String(Math.max(1, Math.ceil(result.retryAfterSeconds / 60))) : "";
-    await updateAuthRequest(inst.db, id, { formError: result.reason, formValues: retryMinutes ? { retryMinutes } : null });
+    if (result.reason === "invalid" && result.lockedUser) {
+      // The seam for telling the owner: a mailer acts on `user.lockout` events once mail exists.
+      await recordAudit(inst.db, actor, {
+        action: "user.lockout",
+        targetType: "user",
+        targetId: result.lockedUser.id,
+        clientId: authRequest.clientId,
+        details: { lockedUntil: result.lockedUser.until.toISOString(), failures: settings.lockoutPolicy.lockAfterFailures },
+      });
+    }
+    const wait = "retryAfterSeconds" in result ? { retrySeconds: String(result.retryAfterSeconds) } : null;
+    await updateAuthRequest(inst.db, id, { formError: result.reason, formValues: wait });
     return seeOther(loginUrl(LOGIN_PATHS.password, id));
   }
   // Ask the policy whether this sign-in can finish the request before it starts a session: a user
@@ -95,7 +120,9 @@ export const handleSubmitPassword = guarded(async (flow) => {
     details: { amr: ["pwd"] },
   });
   await updateAuthRequest(inst.db, id, { sessionId: session.id, formError: null, formValues: null });
-  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, [
+    deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, result.user.id),
+  ]);
 });
 
 /**
@@ -133,8 +160,12 @@ export const handleSubmitAccount = guarded(async (flow) => {
   return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
 });
 
-/** Self-registration: the new user is signed in at once. */
-export const handleSubmitRegister = guarded(async ({ inst, settings, uaId, id, authRequest, form, actor }) => {
+/**
+ * Self-registration, rate-limited per address. A new account and a taken username or email end
+ * on the same neutral page that sends the person on to sign in (user enumeration): the new user
+ * signs in with the password just chosen, and nobody learns that a name exists.
+ */
+export const handleSubmitRegister = guarded(async ({ inst, settings, id, authRequest, form, actor }) => {
   // A new account can never be the user an id_token_hint names.
   if (!offersRegistration(authRequest)) return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
   const field = (name: string) => (form.get(name) ?? "").trim();
@@ -146,29 +177,40 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, uaId, id, a
     password: form.get("password") ?? "",
     passwordConfirmation: form.get("passwordConfirmation") ?? "",
   };
+  const values: Record<string, string> = { username: input.username, email: input.email, givenName: input.givenName, familyName: input.familyName };
+  const errors = validateRegistration(input, settings.passwordPolicy);
+  if (!errors.length) {
+    const limit = settings.rateLimits.registrationPerHour ?? DEFAULT_RATE_LIMITS.registrationPerHour;
+    const hit = await hitRateLimit(inst.db, `register:addr:${actor.ip ?? "unknown"}`, limit, 3600);
+    if (!hit.allowed) {
+      await updateAuthRequest(inst.db, id, { formError: "registerThrottled", formValues: values });
+      return seeOther(loginUrl(LOGIN_PATHS.register, id));
+    }
+  }
   const result = await registerUser(inst.db, input, settings.passwordPolicy);
   if (!result.ok) {
-    const values: Record<string, string> = { username: input.username, email: input.email, givenName: input.givenName, familyName: input.familyName };
     for (const e of result.errors) values[`error.${e.field}`] = [e.key, ...(e.violations ?? [])].join(",");
     await updateAuthRequest(inst.db, id, { formError: "register", formValues: values });
     return seeOther(loginUrl(LOGIN_PATHS.register, id));
   }
-  const user = result.user;
-  await recordAudit(inst.db, { ...actor, id: user.id }, {
-    action: "user.registered",
-    targetType: "user",
-    targetId: user.id,
-    clientId: authRequest.clientId,
-    details: { username: user.username },
-  });
-  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: user.id, amr: ["pwd"], lifetimes: settings.lifetimes });
-  await recordAudit(inst.db, { ...actor, id: user.id }, {
-    action: "user.signin",
-    targetType: "session",
-    targetId: session.id,
-    clientId: authRequest.clientId,
-    details: { amr: ["pwd"], registration: true },
-  });
-  await updateAuthRequest(inst.db, id, { sessionId: session.id, loginName: user.username, formError: null, formValues: null });
-  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+  if ("created" in result) {
+    await recordAudit(inst.db, { ...actor, id: result.created.id }, {
+      action: "user.registered",
+      targetType: "user",
+      targetId: result.created.id,
+      clientId: authRequest.clientId,
+      details: { username: result.created.username },
+    });
+  } else {
+    // The seam for telling the owner: a mailer acts on this event once mail exists.
+    await recordAudit(inst.db, actor, {
+      action: "user.registration.duplicate",
+      targetType: "user",
+      targetId: result.taken.userIds[0] ?? null,
+      clientId: authRequest.clientId,
+      details: { matched: result.taken.matched, userIds: result.taken.userIds },
+    });
+  }
+  await updateAuthRequest(inst.db, id, { loginName: input.username, formError: null, formValues: null });
+  return seeOther(loginUrl(LOGIN_PATHS.registered, id));
 });

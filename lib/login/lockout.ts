@@ -1,23 +1,35 @@
-import { and, eq } from "drizzle-orm";
-import { rateLimitCounters, type LockoutPolicy } from "@/db/schema";
+import { and, count, eq, gt, lte, max } from "drizzle-orm";
+import { accountLockouts, loginFailures, type LockoutPolicy } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { sha256 } from "@/lib/crypto";
-import { hitRateLimit } from "@/lib/store/rate-limit";
 
 /**
- * Failed sign-ins are counted per login name (whether or not it exists, so a lockout says
- * nothing about existence) and per address. An address is often shared by many people (NAT,
- * proxies), so it may fail ten times as often before it is stopped; the per-name limit is what
- * protects one account.
+ * Fair lockout, as OWASP's authentication cheat sheet and mature providers advise. Three counts
+ * of failed password checks, each over a sliding window (`policy.windowSeconds` back from now,
+ * never aligned to the clock):
+ *
+ * - per account and address: after `freeFailures`, each further try waits 1 s, 2 s, 4 s… (up to
+ *   `maxDelaySeconds`) after the latest failure. This slows one guesser without stopping anyone else.
+ * - per address, over all accounts: the same after `addressFreeFailures` (password spraying). An
+ *   address is often shared (NAT, proxies), so this only slows, and a browser that has signed in
+ *   to the account before (device cookie) is exempt from it.
+ * - per account, from browsers without its device cookie: after `lockAfterFailures` the account is
+ *   locked for `lockSeconds` for such browsers only. Its owner, in a browser that signed in
+ *   before, keeps signing in; an administrator sees and lifts the lock.
+ *
+ * Tries refused by a delay or the lock check no password and count nothing, so the number of
+ * stored failures is bounded by the delays. Unknown login names are counted and locked exactly
+ * like known ones, so no answer says whether a name exists.
  */
-export const ADDRESS_FACTOR = 10;
+
+/** A known user is counted by id; an unknown name by its normalised form (see lockoutName). */
+export function accountKeyOf(userId: string | undefined, loginName: string, primaryDomain: string): string {
+  return userId ? `user:${userId}` : `name:${sha256(lockoutName(loginName, primaryDomain))}`;
+}
 
 /**
- * The name as counted: `carol` and `carol@<primaryDomain>` sign in the same user
- * (findUserByLoginName), so they share one counter, or alternating them would double the
- * failures allowed. Derived from the name alone, never from a user lookup, so that unknown names
- * count exactly like known ones. A username that itself ends in `@<primaryDomain>` thus shares
- * the counter of the name without it: that can only lock out sooner, never later.
+ * `carol` and `carol@<primaryDomain>` sign in the same user (findUserByLoginName), so for an
+ * unknown name they share one count too, as they would if the name existed.
  */
 function lockoutName(loginName: string, primaryDomain: string): string {
   const name = loginName.trim().toLowerCase();
@@ -25,43 +37,121 @@ function lockoutName(loginName: string, primaryDomain: string): string {
   return primaryDomain && name.endsWith(suffix) ? name.slice(0, -suffix.length) : name;
 }
 
-/** Who tries to sign in: the name as typed, the instance's primary domain, the client address. */
-export type Attempt = { loginName: string; primaryDomain: string; address: string };
+/** Who tries: the account as counted, the client address, and whether the browser is trusted for it. */
+export type Attempt = { accountKey: string; address: string; trusted: boolean };
 
-function keys(a: Attempt) {
-  return {
-    name: `lockout:name:${sha256(lockoutName(a.loginName, a.primaryDomain))}`,
-    address: `lockout:addr:${a.address}`,
-  };
+export type Verdict =
+  | { allowed: true }
+  | { allowed: false; reason: "throttled" | "accountLocked"; retryAfterSeconds: number };
+
+/** The wait after `failures` failures in the window: none for the free ones, then doubling. */
+export function delaySeconds(failures: number, free: number, maxDelay: number): number {
+  if (failures < free) return 0;
+  return Math.min(maxDelay, 2 ** Math.min(failures - free, 30));
 }
 
-function windowStart(now: Date, windowSeconds: number): Date {
-  const ms = windowSeconds * 1000;
-  return new Date(Math.floor(now.getTime() / ms) * ms);
+const windowStart = (policy: LockoutPolicy, now: Date) => new Date(now.getTime() - policy.windowSeconds * 1000);
+
+async function failuresSince(db: Executor, where: ReturnType<typeof and>): Promise<{ n: number; latest: Date | null }> {
+  const [row] = await db.select({ n: count(), latest: max(loginFailures.at) }).from(loginFailures).where(where);
+  const latest = row?.latest ? new Date(row.latest as unknown as string) : null;
+  return { n: Number(row?.n ?? 0), latest };
 }
 
-async function failures(db: Executor, key: string, start: Date): Promise<number> {
-  const [row] = await db
-    .select({ count: rateLimitCounters.count })
-    .from(rateLimitCounters)
-    .where(and(eq(rateLimitCounters.key, key), eq(rateLimitCounters.windowStart, start)));
-  return row?.count ?? 0;
+function waitLeft(f: { n: number; latest: Date | null }, free: number, policy: LockoutPolicy, now: Date): number {
+  const d = delaySeconds(f.n, free, policy.maxDelaySeconds);
+  if (!d || !f.latest) return 0;
+  return Math.max(0, Math.ceil((f.latest.getTime() + d * 1000 - now.getTime()) / 1000));
 }
 
-export type LockoutState = { locked: false } | { locked: true; retryAfterSeconds: number };
-
-export async function lockoutState(db: Executor, policy: LockoutPolicy, attempt: Attempt, now = new Date()): Promise<LockoutState> {
-  const k = keys(attempt);
-  const start = windowStart(now, policy.windowSeconds);
-  const [byName, byAddress] = await Promise.all([failures(db, k.name, start), failures(db, k.address, start)]);
-  if (byName >= policy.maxFailures || byAddress >= policy.maxFailures * ADDRESS_FACTOR) {
-    return { locked: true, retryAfterSeconds: Math.ceil((start.getTime() + policy.windowSeconds * 1000 - now.getTime()) / 1000) };
+/** Whether this try may check a password now; if not, why and for how long. */
+export async function attemptVerdict(db: Executor, policy: LockoutPolicy, a: Attempt, now = new Date()): Promise<Verdict> {
+  const inWindow = and(gt(loginFailures.at, windowStart(policy, now)), lte(loginFailures.at, now));
+  const pair = await failuresSince(db, and(inWindow, eq(loginFailures.accountKey, a.accountKey), eq(loginFailures.address, a.address)));
+  let wait = waitLeft(pair, policy.freeFailures, policy, now);
+  if (!a.trusted) {
+    const byAddress = await failuresSince(db, and(inWindow, eq(loginFailures.address, a.address)));
+    wait = Math.max(wait, waitLeft(byAddress, policy.addressFreeFailures, policy, now));
   }
-  return { locked: false };
+  if (wait > 0) return { allowed: false, reason: "throttled", retryAfterSeconds: wait };
+  if (!a.trusted) {
+    const lock = await liveLock(db, a.accountKey, now);
+    if (lock) return { allowed: false, reason: "accountLocked", retryAfterSeconds: Math.max(1, Math.ceil((lock.getTime() - now.getTime()) / 1000)) };
+  }
+  return { allowed: true };
 }
 
-export async function recordFailure(db: Executor, policy: LockoutPolicy, attempt: Attempt, now = new Date()): Promise<void> {
-  const k = keys(attempt);
-  await hitRateLimit(db, k.name, policy.maxFailures, policy.windowSeconds, now);
-  await hitRateLimit(db, k.address, policy.maxFailures * ADDRESS_FACTOR, policy.windowSeconds, now);
+async function liveLock(db: Executor, accountKey: string, now: Date): Promise<Date | undefined> {
+  const [row] = await db
+    .select({ until: accountLockouts.lockedUntil })
+    .from(accountLockouts)
+    .where(and(eq(accountLockouts.accountKey, accountKey), gt(accountLockouts.lockedUntil, now)));
+  return row?.until;
+}
+
+/**
+ * Counts a failed password check. Returns the lock's end when this failure locked the account
+ * (the caller audits `user.lockout`). A lock takes the failures that caused it with it, so that
+ * once it ends the account starts afresh rather than being locked again by the next failure.
+ */
+export async function recordFailure(
+  db: Executor,
+  policy: LockoutPolicy,
+  a: Attempt & { userId?: string },
+  now = new Date(),
+): Promise<{ lockedUntil: Date } | undefined> {
+  await db.insert(loginFailures).values({ accountKey: a.accountKey, address: a.address, trusted: a.trusted, at: now });
+  if (a.trusted) return undefined;
+  const untrusted = and(
+    eq(loginFailures.accountKey, a.accountKey),
+    eq(loginFailures.trusted, false),
+    gt(loginFailures.at, windowStart(policy, now)),
+    lte(loginFailures.at, now),
+  );
+  const { n } = await failuresSince(db, untrusted);
+  if (n < policy.lockAfterFailures) return undefined;
+  const lockedUntil = new Date(now.getTime() + policy.lockSeconds * 1000);
+  await db
+    .insert(accountLockouts)
+    .values({ accountKey: a.accountKey, userId: a.userId ?? null, lockedAt: now, lockedUntil })
+    .onConflictDoUpdate({ target: accountLockouts.accountKey, set: { lockedAt: now, lockedUntil } });
+  await db.delete(loginFailures).where(and(eq(loginFailures.accountKey, a.accountKey), eq(loginFailures.trusted, false)));
+  return { lockedUntil };
+}
+
+/** After a successful sign-in, the failures of that account from that address are forgotten. */
+export async function clearFailures(db: Executor, a: Attempt): Promise<void> {
+  await db.delete(loginFailures).where(and(eq(loginFailures.accountKey, a.accountKey), eq(loginFailures.address, a.address)));
+}
+
+export type UserLockout = { locked: boolean; lockedAt: Date | null; lockedUntil: Date | null; recentFailures: number };
+
+/** What an administrator sees of a user's lock and the failures counting toward the next one. */
+export async function userLockout(db: Executor, policy: LockoutPolicy, userId: string, now = new Date()): Promise<UserLockout> {
+  const key = accountKeyOf(userId, "", "");
+  const [lock] = await db.select().from(accountLockouts).where(eq(accountLockouts.accountKey, key));
+  const live = lock && lock.lockedUntil.getTime() > now.getTime() ? lock : undefined;
+  const { n } = await failuresSince(
+    db,
+    and(eq(loginFailures.accountKey, key), eq(loginFailures.trusted, false), gt(loginFailures.at, windowStart(policy, now)), lte(loginFailures.at, now)),
+  );
+  return { locked: !!live, lockedAt: live?.lockedAt ?? null, lockedUntil: live?.lockedUntil ?? null, recentFailures: n };
+}
+
+/** Lifts a user's lock and forgets the failures that would count toward the next; true if it was locked. */
+export async function liftUserLockout(db: Executor, userId: string, now = new Date()): Promise<boolean> {
+  const key = accountKeyOf(userId, "", "");
+  const lifted = await db
+    .delete(accountLockouts)
+    .where(and(eq(accountLockouts.accountKey, key), gt(accountLockouts.lockedUntil, now)))
+    .returning({ key: accountLockouts.accountKey });
+  await db.delete(accountLockouts).where(eq(accountLockouts.accountKey, key));
+  await db.delete(loginFailures).where(eq(loginFailures.accountKey, key));
+  return lifted.length > 0;
+}
+
+/** Maintenance: failures older than the window and ended locks decide nothing any more. */
+export async function purgeLockoutRows(db: Executor, policy: LockoutPolicy, now = new Date()): Promise<void> {
+  await db.delete(loginFailures).where(lte(loginFailures.at, windowStart(policy, now)));
+  await db.delete(accountLockouts).where(lte(accountLockouts.lockedUntil, now));
 }

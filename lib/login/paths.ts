@@ -4,6 +4,8 @@ export const LOGIN_PATHS = {
   password: "/ui/login/password",
   accounts: "/ui/login/accounts",
   register: "/ui/login/register",
+  /** After a sign-up, the same page whether or not an account was created (no user enumeration). */
+  registered: "/ui/login/registered",
   signedOut: "/ui/login/signedout",
   error: "/ui/login/error",
   submitLoginName: "/ui/login/submit/loginname",

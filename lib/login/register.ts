@@ -1,7 +1,8 @@
 import type { ZodType } from "zod";
-import type { PasswordPolicy } from "@/db/schema";
+import { or, sql } from "drizzle-orm";
+import { users, type PasswordPolicy } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
-import { checkPasswordPolicy, type PolicyViolation } from "@/lib/passwords";
+import { checkPasswordPolicy, hashPassword, type PolicyViolation } from "@/lib/passwords";
 import { DuplicateUsername, insertUser, type User } from "@/lib/store/users";
 import { email, personName, registeredUsername } from "@/lib/users/fields";
 
@@ -35,23 +36,50 @@ export function validateRegistration(input: RegistrationInput, policy: PasswordP
   return errors;
 }
 
-/** Creates the self-registered user; a taken username is reported as a field error. */
-export async function registerUser(
-  db: Executor,
-  input: RegistrationInput,
-  policy: PasswordPolicy,
-): Promise<{ ok: true; user: User } | { ok: false; errors: RegistrationError[] }> {
+export type RegistrationOutcome =
+  | { ok: false; errors: RegistrationError[] }
+  | { ok: true; created: User }
+  /** The username or email belongs to these users already; nothing was created. */
+  | { ok: true; taken: { userIds: string[]; matched: ("username" | "email")[] } };
+
+/**
+ * Creates the self-registered user, unless the username or the email is in use already. The
+ * caller answers both alike (user enumeration): a taken name or email costs the same password hash
+ * a new account does and is told apart only in the audit log, where `user.registration.duplicate`
+ * is the event a mailer can act on to tell the existing owner.
+ */
+export async function registerUser(db: Executor, input: RegistrationInput, policy: PasswordPolicy): Promise<RegistrationOutcome> {
   const errors = validateRegistration(input, policy);
   if (errors.length) return { ok: false, errors };
+  const existing = await usersHolding(db, input.username, input.email);
+  if (existing.userIds.length) {
+    await hashPassword(input.password);
+    return { ok: true, taken: existing };
+  }
   try {
     const user = await insertUser(
       db,
       { type: "human", username: input.username, email: input.email, givenName: input.givenName, familyName: input.familyName },
       input.password,
     );
-    return { ok: true, user };
+    return { ok: true, created: user };
   } catch (err) {
-    if (err instanceof DuplicateUsername) return { ok: false, errors: [{ field: "username", key: "usernameTaken" }] };
+    // Registered by someone else in the meantime: the same answer as a name taken before.
+    if (err instanceof DuplicateUsername) return { ok: true, taken: await usersHolding(db, input.username, input.email) };
     throw err;
   }
+}
+
+async function usersHolding(db: Executor, name: string, mail: string): Promise<{ userIds: string[]; matched: ("username" | "email")[] }> {
+  const rows = await db
+    .select({ id: users.id, username: users.username, email: users.email })
+    .from(users)
+    .where(or(sql`lower(${users.username}) = lower(${name})`, sql`lower(${users.email}) = lower(${mail})`))
+    .limit(10);
+  const matched = new Set<"username" | "email">();
+  for (const r of rows) {
+    if (r.username.toLowerCase() === name.toLowerCase()) matched.add("username");
+    if (r.email && r.email.toLowerCase() === mail.toLowerCase()) matched.add("email");
+  }
+  return { userIds: rows.map((r) => r.id), matched: [...matched] };
 }

@@ -34,9 +34,10 @@ export function policyRequestOf(r: Pick<AuthRequest, "prompt" | "maxAge" | "logi
  */
 export async function loadPolicyInput(
   db: Executor,
-  opts: { request: PolicyRequest; userAgentId: string; chosenSessionId: string | null; primaryDomain: string; now: Date },
+  opts: { request: PolicyRequest; userAgentId: string | null; chosenSessionId: string | null; primaryDomain: string; now: Date },
 ): Promise<PolicyInput<SessionAccount>> {
-  const sessions = (await liveSessions(db, opts.userAgentId, opts.now)).map(asAccount);
+  // A browser without a row has no sessions (its row is created only when something is stored).
+  const sessions = opts.userAgentId ? (await liveSessions(db, opts.userAgentId, opts.now)).map(asAccount) : [];
   const hint = opts.request.hintSubject ? await getUser(db, opts.request.hintSubject) : undefined;
   return {
     request: opts.request,

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { recordAudit } from "@/lib/store/audit";
 import {
+  DEFAULT_RATE_LIMITS,
+  DEFAULT_RETENTION,
   MAX_REFRESH_REUSE_INTERVAL_SECONDS,
   mutateSettings,
   readSettings,
@@ -26,9 +28,27 @@ const lifetimes = z.strictObject({
 });
 // Other parts of Torii add their own limits to this object; any further key must still be a count.
 const rateLimits = z
-  .object({ jwksPerMinute: seconds(1, 10_000_000), tokenPerMinute: seconds(1, 10_000_000) })
+  .object({
+    jwksPerMinute: seconds(1, 10_000_000),
+    tokenPerMinute: seconds(1, 10_000_000),
+    registrationPerHour: seconds(1, 10_000_000).describe("Self-registrations per hour and client address."),
+  })
   .catchall(seconds(0, 10_000_000));
-const lockoutPolicy = z.strictObject({ maxFailures: seconds(1, 1000), windowSeconds: seconds(1, 30 * DAY) });
+const lockoutPolicy = z
+  .strictObject({
+    windowSeconds: seconds(60, 30 * DAY).describe("Sliding window over which failed sign-ins count."),
+    freeFailures: seconds(1, 1000).describe("Failures of one account from one address before each further try waits (1 s, 2 s, 4 s…)."),
+    addressFreeFailures: seconds(1, 100_000).describe("Failures from one address, over all accounts, before each further try waits."),
+    maxDelaySeconds: seconds(1, DAY).describe("The longest wait between tries."),
+    lockAfterFailures: seconds(1, 100_000).describe(
+      "Failures of one account from browsers that never signed in to it before it is locked for them (its owner's browsers keep signing in).",
+    ),
+    lockSeconds: seconds(1, 30 * DAY).describe("How long such a lock lasts; an administrator can lift it earlier."),
+  })
+  .describe("Throttling of failed sign-ins and the account lock.");
+const retention = z
+  .strictObject({ auditDays: seconds(1, 3650).describe("Days audit events are kept.") })
+  .describe("How long records are kept once they decide nothing any more.");
 const passwordPolicy = z.strictObject({
   minLength: seconds(1, 256),
   requireUppercase: z.boolean(),
@@ -59,6 +79,7 @@ const SettingsView = named(
     rateLimits,
     lockoutPolicy,
     passwordPolicy,
+    retention,
   }),
 );
 const SettingsUpdate = named(
@@ -71,6 +92,7 @@ const SettingsUpdate = named(
     rateLimits: rateLimits.partial(),
     lockoutPolicy: lockoutPolicy.partial(),
     passwordPolicy: passwordPolicy.partial(),
+    retention: retention.partial(),
   }).partial(),
 );
 
@@ -82,9 +104,11 @@ function settingsView(s: Settings): z.infer<typeof SettingsView> {
     defaultLocale: s.defaultLocale as z.infer<typeof SettingsView>["defaultLocale"],
     lifetimes: lifetimeValues,
     refreshTokenReuseIntervalSeconds: refreshReuseIntervalSeconds(s),
-    rateLimits: s.rateLimits,
+    // Stored values predating a field get its default.
+    rateLimits: { ...DEFAULT_RATE_LIMITS, ...s.rateLimits },
     lockoutPolicy: s.lockoutPolicy,
     passwordPolicy: s.passwordPolicy,
+    retention: { ...DEFAULT_RETENTION, ...s.retention },
   };
 }
 
@@ -119,9 +143,10 @@ export const settingsRoutes = [
             ...body.lifetimes,
             ...(body.refreshTokenReuseIntervalSeconds !== undefined ? { refreshTokenReuseInterval: body.refreshTokenReuseIntervalSeconds } : {}),
           },
-          rateLimits: { ...current.rateLimits, ...body.rateLimits },
+          rateLimits: { ...DEFAULT_RATE_LIMITS, ...current.rateLimits, ...body.rateLimits },
           lockoutPolicy: { ...current.lockoutPolicy, ...body.lockoutPolicy },
           passwordPolicy: { ...current.passwordPolicy, ...body.passwordPolicy },
+          retention: { ...DEFAULT_RETENTION, ...current.retention, ...body.retention },
         };
         if (next.lifetimes.sessionIdle > next.lifetimes.sessionAbsolute) {
           throw invalidFields([

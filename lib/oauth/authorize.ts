@@ -3,7 +3,7 @@ import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Engine } from "@/lib/engine";
 import { interactionPage, loadPolicyInput, policyRequestOf } from "@/lib/login/steps";
 import { serializeCookie } from "@/lib/session/cookies";
-import { ensureUserAgent, userAgentOfRequest } from "@/lib/session/user-agent";
+import { createBrowser, userAgentOfRequest } from "@/lib/session/user-agent";
 import { createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "@/lib/store/auth-requests";
 import { getClient } from "@/lib/store/clients";
 import { getSettings, type Settings } from "@/lib/store/settings";
@@ -65,11 +65,10 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
 
   try {
     const req = await validateAuthorizeRequest(raw, client, inst);
-    const ua = await ensureUserAgent(inst.db, inst.config.issuer, request);
-    const cookies = [
-      ...(ua.setCookie ? [ua.setCookie] : []),
-      serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") }),
-    ];
+    // A browser's row is created only once something is stored for it (the pending request
+    // below), so requests that end in an error leave nothing behind.
+    const knownUa = await userAgentOfRequest(inst.db, inst.config.issuer, request);
+    const cookies = [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") })];
     const now = new Date();
     const policyRequest = {
       prompt: req.prompt,
@@ -79,9 +78,13 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
       subjects: req.claims?.subjects ?? null,
       createdAt: now,
     };
-    const step = nextStep(await loadPolicyInput(inst.db, { request: policyRequest, userAgentId: ua.id, chosenSessionId: null, primaryDomain: settings.primaryDomain, now }));
+    const step = nextStep(
+      await loadPolicyInput(inst.db, { request: policyRequest, userAgentId: knownUa?.id ?? null, chosenSessionId: null, primaryDomain: settings.primaryDomain, now }),
+    );
     if (step.step === "error") return fail(clientError(step), cookies);
 
+    const ua: { id: string; setCookie?: string } = knownUa ?? (await createBrowser(inst.db, inst.config.issuer));
+    if (ua.setCookie) cookies.unshift(ua.setCookie);
     const { id, row } = await createAuthRequest(
       inst.db,
       {

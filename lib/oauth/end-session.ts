@@ -108,8 +108,12 @@ type Decision = {
   hint: IdTokenHint | null;
   /** The checked post-logout redirect (with state), or null for the signed-out page. */
   redirect: string | null;
-  /** The user whose sessions end (logout_hint); null for every session of the user agent. */
-  userId: string | null;
+  /**
+   * Whose sessions end: `all` of the user agent, or those of the user a logout_hint names
+   * (`userId` null when it names nobody, which then matches no session, exactly like a user who is
+   * not signed in here: the answer must not tell whether the name exists).
+   */
+  only: "all" | { userId: string | null };
 };
 
 /**
@@ -139,14 +143,15 @@ async function decide(inst: Engine, p: Params, primaryDomain: string): Promise<D
   const uri = p.post_logout_redirect_uri;
   if (uri && client && client.postLogoutRedirectUris.includes(uri)) redirectTo = postLogoutLocation(uri, p.state);
 
-  let userId: string | null = null;
+  let only: Decision["only"] = "all";
   if (p.logout_hint) {
-    const user = await findUserByLoginName(inst.db, p.logout_hint, primaryDomain);
-    // A logout_hint for someone other than the ID token's subject is contradictory.
-    if (user && hint && user.id !== hint.sub) throw new Refused("userMismatch");
-    userId = user?.id ?? null;
+    const user = p.logout_hint.length <= 320 ? await findUserByLoginName(inst.db, p.logout_hint, primaryDomain) : undefined;
+    // A logout_hint for anyone but the ID token's subject is contradictory, whether or not that
+    // name exists: both get the same refusal, so the answer says nothing about existence.
+    if (hint && user?.id !== hint.sub) throw new Refused("userMismatch");
+    only = { userId: user?.id ?? null };
   }
-  return { client, hint, redirect: redirectTo, userId };
+  return { client, hint, redirect: redirectTo, only };
 }
 
 /**
@@ -173,15 +178,19 @@ export async function handleEndSession(inst: Engine, request: Request): Promise<
 
     const ua = await userAgentOfRequest(inst.db, issuer, request);
     if (!ua) return done(d.redirect);
-    const live = (await liveSessions(inst.db, ua.id)).filter((s) => !d.userId || s.userId === d.userId);
+    const only = d.only;
+    const live = (await liveSessions(inst.db, ua.id)).filter((s) => only === "all" || s.userId === only.userId);
+    const userId = only === "all" ? null : only.userId;
+    // A logout_hint naming nobody: nothing to end, the same answer as for a user not signed in here.
+    if (only !== "all" && only.userId === null) return done(d.redirect);
     const tied = d.hint !== null && live.some((s) => s.id === d.hint!.sid || s.userId === d.hint!.sub);
     if (live.length && !tied) {
-      const sealed = sealPendingLogout(inst.masterKey, { ua: ua.id, client: d.client?.id ?? null, user: d.userId, redirect: d.redirect });
+      const sealed = sealPendingLogout(inst.masterKey, { ua: ua.id, client: d.client?.id ?? null, user: userId, redirect: d.redirect });
       return redirect(issuer, `${LOGOUT_PATHS.confirm}?request=${encodeURIComponent(sealed)}`, request.method, cookies);
     }
     await performLogout(inst, {
       userAgentId: ua.id,
-      userId: d.userId,
+      userId,
       clientId: d.client?.id ?? null,
       actor: { ip: clientAddress(request), userAgent: request.headers.get("user-agent") },
       via: "end_session",

@@ -27,14 +27,13 @@ export async function userAgentOfRequest(db: Executor, issuer: string, request: 
   return cookie ? findUserAgent(db, cookie) : undefined;
 }
 
-/** The request's user agent, created (with its Set-Cookie header) when the browser has none yet. */
-export async function ensureUserAgent(
-  db: Executor,
-  issuer: string,
-  request: Request,
-): Promise<{ id: string; setCookie?: string }> {
-  const existing = await userAgentOfRequest(db, issuer, request);
-  if (existing) return existing;
+/**
+ * A new user agent row and the Set-Cookie header that names it. Called only when something is
+ * about to be stored for the browser (a pending authorization request), never for a request that
+ * ends in an error, so that cookieless requests cannot grow the table; rows left with nothing are
+ * purged by the maintenance sweep.
+ */
+export async function createBrowser(db: Executor, issuer: string): Promise<{ id: string; setCookie: string }> {
   const ua = await createUserAgent(db);
   return { id: ua.id, setCookie: userAgentCookie(issuer, ua.cookie) };
 }

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { instanceSettings } from "@/db/schema";
-import type { Branding, Features, Lifetimes, LockoutPolicy, PasswordPolicy, RateLimits } from "@/db/schema";
+import type { Branding, Features, Lifetimes, LockoutPolicy, PasswordPolicy, RateLimits, Retention } from "@/db/schema";
 import type { Caches } from "@/lib/cache/caches";
 import { mutate, type MutationScope } from "@/lib/cache/invalidation";
 import type { Executor, Tx } from "@/lib/db/client";
@@ -36,7 +36,15 @@ export const DEFAULT_BRANDING: Branding = {
   backgroundColor: "#fafaf9",
   darkMode: "auto",
 };
-export const DEFAULT_LOCKOUT: LockoutPolicy = { maxFailures: 5, windowSeconds: 900 };
+export const DEFAULT_LOCKOUT: LockoutPolicy = {
+  windowSeconds: 3600,
+  freeFailures: 5,
+  addressFreeFailures: 100,
+  maxDelaySeconds: 900,
+  lockAfterFailures: 50,
+  lockSeconds: 3600,
+};
+export const DEFAULT_RETENTION: Retention = { auditDays: 90 };
 export const DEFAULT_PASSWORD_POLICY: PasswordPolicy = {
   minLength: 10,
   requireUppercase: false,
@@ -44,7 +52,7 @@ export const DEFAULT_PASSWORD_POLICY: PasswordPolicy = {
   requireNumber: false,
   requireSymbol: false,
 };
-export const DEFAULT_RATE_LIMITS: RateLimits = { jwksPerMinute: 300, tokenPerMinute: 6000 };
+export const DEFAULT_RATE_LIMITS: RateLimits = { jwksPerMinute: 300, tokenPerMinute: 6000, registrationPerHour: 20 };
 export const SUPPORTED_LOCALES = ["en", "de", "fr", "it"] as const;
 
 export function defaultSettings(issuer: string, masterKeyCheck: string): typeof instanceSettings.$inferInsert {
@@ -58,6 +66,7 @@ export function defaultSettings(issuer: string, masterKeyCheck: string): typeof 
     lockoutPolicy: DEFAULT_LOCKOUT,
     passwordPolicy: DEFAULT_PASSWORD_POLICY,
     rateLimits: DEFAULT_RATE_LIMITS,
+    retention: DEFAULT_RETENTION,
     masterKeyCheck,
   };
 }

@@ -15,7 +15,12 @@ export default async function PasswordPage({ searchParams }: { searchParams: Pro
   const t = await getTranslations("login");
   let error: string | null = null;
   if (req.formError === "invalid") error = t("errors.invalid");
-  else if (req.formError === "lockedOut") error = t("errors.lockedOut", { minutes: req.formValues?.retryMinutes ?? "15" });
+  else if (req.formError === "throttled" || req.formError === "accountLocked") {
+    const seconds = Math.max(1, Number(req.formValues?.retrySeconds) || 60);
+    const minutes = Math.ceil(seconds / 60);
+    if (req.formError === "accountLocked") error = t("errors.accountLocked", { minutes });
+    else error = seconds < 120 ? t("errors.throttled", { seconds }) : t("errors.throttledMinutes", { minutes });
+  }
   else if (req.formError === "userLocked") error = t("errors.userLocked");
   return (
     <AuthShell settings={flow.settings} title={t("password.title")} subtitle={t("continueTo", { client: flow.client.name })}>

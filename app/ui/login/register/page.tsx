@@ -23,7 +23,8 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
   // A new account can never be the user an id_token_hint names: sign in instead.
   if (!offersRegistration(flow.authRequest)) redirect(loginUrl(LOGIN_PATHS.loginName, flow.id));
   const t = await getTranslations("login");
-  const values = flow.authRequest.formError === "register" ? (flow.authRequest.formValues ?? {}) : {};
+  const formError = flow.authRequest.formError;
+  const values = formError === "register" || formError === "registerThrottled" ? (flow.authRequest.formValues ?? {}) : {};
   const policy = flow.settings.passwordPolicy;
   const errorOf = (field: string): string | null => {
     const raw = values[`error.${field}`];
@@ -39,6 +40,7 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
       <form method="post" action={LOGIN_PATHS.submitRegister} noValidate>
         <FlowFields id={flow.id} csrf={flow.csrf} />
         {hasErrors ? <Alert id="form-error">{t("errors.summary")}</Alert> : null}
+        {formError === "registerThrottled" ? <Alert id="form-error">{t("errors.registerThrottled")}</Alert> : null}
         <div className="field-row">
           {FIELDS.filter((f) => f.name === "givenName" || f.name === "familyName").map((f) => (
             <Field key={f.name} f={f} label={t(`register.${f.name}`)} value={values[f.name]} error={errorOf(f.name)} focus={firstError ? firstError === f.name : f.name === "givenName"} />

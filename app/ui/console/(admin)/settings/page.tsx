@@ -14,11 +14,19 @@ type Settings = {
   lifetimes: Record<string, number>;
   refreshTokenReuseIntervalSeconds: number;
   rateLimits: Record<string, number>;
-  lockoutPolicy: { maxFailures: number; windowSeconds: number };
+  lockoutPolicy: Record<(typeof LOCKOUT)[number], number>;
+  retention: { auditDays: number };
   passwordPolicy: { minLength: number; requireUppercase: boolean; requireLowercase: boolean; requireNumber: boolean; requireSymbol: boolean };
 };
 
 const LIFETIMES = ["accessToken", "idToken", "refreshToken", "authCode", "sessionIdle", "sessionAbsolute"] as const;
+const LOCKOUT = ["freeFailures", "addressFreeFailures", "maxDelaySeconds", "windowSeconds", "lockAfterFailures", "lockSeconds"] as const;
+const LOCKOUT_HINTS: Partial<Record<(typeof LOCKOUT)[number], "seconds" | "lockAfterFailuresHint">> = {
+  maxDelaySeconds: "seconds",
+  windowSeconds: "seconds",
+  lockAfterFailures: "lockAfterFailuresHint",
+  lockSeconds: "seconds",
+};
 const POLICY_FLAGS = ["requireUppercase", "requireLowercase", "requireNumber", "requireSymbol"] as const;
 
 export default async function SettingsPage() {
@@ -62,9 +70,18 @@ export default async function SettingsPage() {
           </fieldset>
           <fieldset className="form-section">
             <legend>{t("lockout")}</legend>
-            <div className="field-row">
-              <Field name="lockoutPolicy.maxFailures" type="number" label={t("maxFailures")} defaultValue={s.lockoutPolicy.maxFailures} />
-              <Field name="lockoutPolicy.windowSeconds" type="number" label={t("windowSeconds")} defaultValue={s.lockoutPolicy.windowSeconds} hint={t("seconds")} />
+            <p className="hint">{t("lockoutHint")}</p>
+            <div className="field-row three">
+              {LOCKOUT.map((k) => (
+                <Field
+                  key={k}
+                  name={`lockoutPolicy.${k}`}
+                  type="number"
+                  label={t(k)}
+                  defaultValue={s.lockoutPolicy[k]}
+                  hint={LOCKOUT_HINTS[k] ? t(LOCKOUT_HINTS[k]) : undefined}
+                />
+              ))}
             </div>
           </fieldset>
           <fieldset className="form-section">
@@ -84,9 +101,13 @@ export default async function SettingsPage() {
             <legend>{t("rateLimits")}</legend>
             <div className="field-row three">
               {Object.entries(s.rateLimits).map(([k, v]) => (
-                <Field key={k} name={`rateLimits.${k}`} type="number" label={t.has(`rate.${k}`) ? t(`rate.${k}` as never) : k} defaultValue={v} hint={t("perMinute")} />
+                <Field key={k} name={`rateLimits.${k}`} type="number" label={t.has(`rate.${k}`) ? t(`rate.${k}` as never) : k} defaultValue={v} hint={k.endsWith("PerHour") ? t("perHour") : t("perMinute")} />
               ))}
             </div>
+          </fieldset>
+          <fieldset className="form-section">
+            <legend>{t("retention")}</legend>
+            <Field name="retention.auditDays" type="number" label={t("auditDays")} defaultValue={s.retention.auditDays} hint={t("days")} />
           </fieldset>
         </ConsoleForm>
       </div>

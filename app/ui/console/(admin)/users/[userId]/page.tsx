@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
 import { notFound } from "next/navigation";
-import { addMachineKey, createPat, deleteUser, removeMachineKey, revokePat, setUserAccess, setUserPassword } from "@/app/_server/console-actions";
+import { addMachineKey, createPat, deleteUser, liftUserLockout, removeMachineKey, revokePat, setUserAccess, setUserPassword } from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
 import { apiGet, requireAdmin } from "@/app/_server/console-next";
 import { ConsoleForm, Field, Hidden } from "../../../_components/form";
@@ -10,6 +10,7 @@ import { RoleBadges, RoleChecks, UserForm, type UserData } from "../../../_compo
 export const dynamic = "force-dynamic";
 
 type Key = { keyId: string; alg: string; createdAt: string; expiresAt: string | null };
+type Lockout = { locked: boolean; lockedAt: string | null; lockedUntil: string | null; recentFailures: number };
 type Pat = { id: string; createdAt: string; expiresAt: string | null; lastUsedAt: string | null };
 
 export default async function UserPage({ params }: { params: Promise<{ userId: string }> }) {
@@ -19,9 +20,10 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
   const t = await getTranslations("console.users");
   const user = await apiGet<UserData>(admin.user, path);
   if (!user) notFound();
-  const [keys, pats] = await Promise.all([
+  const [keys, pats, lockout] = await Promise.all([
     user.type === "machine" ? apiGet<{ keys: Key[] }>(admin.user, `${path}/keys`) : null,
     apiGet<{ pats: Pat[] }>(admin.user, `${path}/pats`),
+    user.type === "human" ? apiGet<Lockout>(admin.user, `${path}/lockout`) : null,
   ]);
   const display = user.type === "machine" ? user.name : [user.givenName, user.familyName].filter(Boolean).join(" ");
   return (
@@ -57,6 +59,24 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
               <Hidden name="locked" value={user.locked ? "false" : "true"} />
             </ConsoleForm>
           </Section>
+          {lockout ? (
+            <Section title={t("lockout")} id="lockout">
+              {lockout.locked && lockout.lockedUntil ? (
+                <>
+                  <p className="hint" data-testid="lockout-state">
+                    {t("lockoutActive", { until: `${lockout.lockedUntil.slice(0, 16).replace("T", " ")} UTC` })}
+                  </p>
+                  <ConsoleForm action={liftUserLockout} csrf={admin.csrf} submitLabel={t("liftLockout")} inline>
+                    <Hidden name="userId" value={user.id} />
+                  </ConsoleForm>
+                </>
+              ) : (
+                <p className="hint" data-testid="lockout-state">
+                  {t("lockoutNone", { count: lockout.recentFailures })}
+                </p>
+              )}
+            </Section>
+          ) : null}
           {user.type === "human" ? (
             <Section title={t("password")} description={t("passwordText")} id="password">
               <ConsoleForm action={setUserPassword} csrf={admin.csrf} submitLabel={t("setPassword")}>
