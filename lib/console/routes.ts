@@ -1,3 +1,5 @@
+import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
+import { isFormEncoded } from "@/lib/oauth/form";
 import { instance } from "@/lib/instance";
 import { clientAddress } from "@/lib/http/client-address";
 import { NO_STORE, seeOther } from "@/lib/http/responses";
@@ -44,7 +46,14 @@ export async function handleConsoleCallback(request: Request): Promise<Response>
 export async function handleConsoleSignOut(request: Request): Promise<Response> {
   const inst = await instance();
   const issuer = inst.config.issuer;
-  const form = await request.formData().catch(() => null);
+  // The form is a few fields (lib/http/body.ts): a larger body is refused before it is read.
+  let form: URLSearchParams | null = null;
+  try {
+    form = isFormEncoded(request) ? new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES)) : null;
+  } catch (err) {
+    if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
+    form = null;
+  }
   const access = await consoleAccess(inst, {
     console: requestCookie(request, CONSOLE_COOKIE),
     userAgent: requestCookie(request, userAgentCookieName(issuer)),

@@ -1,3 +1,4 @@
+import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
 import { instance, type Instance } from "@/lib/instance";
@@ -24,7 +25,7 @@ async function openFlow(request: Request): Promise<Flow | Response> {
   const inst = await instance();
   const settings = await getSettings(inst.db);
   if (request.method !== "POST" || !isFormEncoded(request)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
-  const form = new URLSearchParams(await request.text());
+  const form = new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES));
   const id = form.get("authRequest") ?? "";
   const ua = await userAgentOfRequest(inst.db, inst.config.issuer, request);
   const authRequest = ua ? await findPendingAuthRequest(inst.db, id, ua.id) : undefined;
@@ -42,6 +43,7 @@ function guarded(fn: (flow: Flow) => Promise<Response>) {
       const flow = await openFlow(request);
       return flow instanceof Response ? flow : await fn(flow);
     } catch (err) {
+      if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
       log().error({ err }, "login step failed");
       return seeOther(`${LOGIN_PATHS.error}?code=serverError`);
     }

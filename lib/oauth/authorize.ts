@@ -1,3 +1,4 @@
+import { BodyTooLarge, bodyTooLargeResponse } from "@/lib/http/body";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { pageOverrides } from "@/lib/i18n/overrides";
 import { instance, type Instance } from "@/lib/instance";
@@ -40,7 +41,8 @@ export async function handleAuthorize(request: Request): Promise<Response> {
     return authorizeErrorPage({ status: 500, locale: "en", code: "serverError" });
   }
   const acceptLanguage = request.headers.get("accept-language");
-  const raw = await readAuthorizeParams(request).catch(() => ({ unsupportedBody: true as const }));
+  const raw = await readAuthorizeParams(request).catch((err) => (err instanceof BodyTooLarge ? err : { unsupportedBody: true as const }));
+  if (raw instanceof BodyTooLarge) return bodyTooLargeResponse();
   if ("unsupportedBody" in raw) {
     const locale = resolveLocale({ acceptLanguage, defaultLocale: settings.defaultLocale });
     return authorizeErrorPage({ status: 400, locale, code: "badRequest", theme: settings.branding, texts: await pageOverrides(inst.db, locale) });

@@ -1,3 +1,4 @@
+import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
 import { instance } from "@/lib/instance";
@@ -22,7 +23,7 @@ export async function handleLogoutConfirm(request: Request): Promise<Response> {
   try {
     if (!sameOrigin(request, issuer)) return refuse();
     if (!isFormEncoded(request)) return refuse();
-    const form = parseForm(await request.text());
+    const form = parseForm(await readBodyText(request, MAX_FORM_BYTES));
     const sealed = form.get("request") ?? "";
     const ua = await userAgentOfRequest(inst.db, issuer, request);
     if (!ua || !verifyLogoutCsrf(inst.masterKey, ua.id, sealed, form.get("csrf"))) return refuse();
@@ -37,6 +38,7 @@ export async function handleLogoutConfirm(request: Request): Promise<Response> {
     });
     return seeOther(onIssuer(issuer, pending.redirect ?? LOGOUT_PATHS.signedOut));
   } catch (err) {
+    if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
     log().error({ err }, "logout confirmation failed");
     return refuse();
   }

@@ -1,3 +1,4 @@
+import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { found, seeOther } from "@/lib/http/responses";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
@@ -44,7 +45,12 @@ async function readParams(request: Request): Promise<Params> {
   let source: URLSearchParams;
   if (request.method === "POST") {
     if (!isFormEncoded(request)) throw new Refused("badRequest");
-    source = new URLSearchParams(await request.text().catch(() => ""));
+    source = new URLSearchParams(
+      await readBodyText(request, MAX_FORM_BYTES).catch((err) => {
+        if (err instanceof BodyTooLarge) throw err;
+        return "";
+      }),
+    );
   } else {
     source = new URL(request.url).searchParams;
   }
@@ -196,6 +202,7 @@ export async function handleEndSession(request: Request): Promise<Response> {
     });
     return done(d.redirect);
   } catch (err) {
+    if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
     if (err instanceof Refused) return redirect(issuer, errorLocation(err.reason), request.method);
     log().error({ err }, "end_session failed");
     return redirect(issuer, errorLocation("badRequest"), request.method);

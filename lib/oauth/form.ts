@@ -1,3 +1,4 @@
+import { BodyTooLarge, readBodyText } from "@/lib/http/body";
 import { InvalidRequest } from "./errors";
 
 /** A parsed `application/x-www-form-urlencoded` body: each parameter at most once, empty values absent. */
@@ -18,8 +19,9 @@ export async function readForm(request: Request, multi: readonly string[] = []):
   if (!isFormEncoded(request)) throw new InvalidRequest(`The request body must be ${FORM_TYPE}.`);
   let text: string;
   try {
-    text = await request.text();
-  } catch {
+    text = await readBodyText(request);
+  } catch (err) {
+    if (err instanceof BodyTooLarge) throw err;
     throw new InvalidRequest("The request body could not be read.");
   }
   return parseForm(text, multi);

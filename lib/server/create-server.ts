@@ -1,10 +1,13 @@
 import { randomBytes } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Config } from "@/lib/config";
-import { CLIENT_ADDRESS_HEADER, resolveClientAddress } from "@/lib/http/client-address";
+import { CLIENT_ADDRESS_HEADER, resolveClientAddress, trustedProxyList } from "@/lib/http/client-address";
 import { API_CSP, commonSecurityHeaders, pageCsp, setsOwnCsp } from "@/lib/http/security-headers";
 import { log } from "@/lib/log";
-import { BodyTooLarge, readBody, sendWebResponse, toWebRequest } from "./node-adapter";
+import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
+import { readBody, RequestAborted, sendWebResponse, toWebRequest } from "./node-adapter";
+import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIMITS, type ServerLimits } from "./limits";
+import { screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type Refusal } from "./request-screen";
 import { fastHandlerFor } from "./routes";
 
 export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -14,15 +17,52 @@ export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => 
  * request to Next (or to `fallback` in tests that run without a Next build).
  */
 export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): http.Server {
-  const common = commonSecurityHeaders(cfg.issuer);
-  const origin = new URL(cfg.issuer).origin;
+  const server = http.createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, toriiRequestListener(cfg, fallback));
+  applyServerLimits(server, serverLimits(cfg));
+  return server;
+}
 
-  return http.createServer(async (req, res) => {
+/** The timeouts and connection cap of the server for `cfg` (README, "Limits"). */
+export function serverLimits(cfg: Config): ServerLimits {
+  return { ...DEFAULT_SERVER_LIMITS, maxConnections: cfg.maxConnections };
+}
+
+/** The request listener behind `createToriiServer` (tests mount it on their own listening server). */
+export function toriiRequestListener(cfg: Config, fallback?: NextRequestHandler): http.RequestListener {
+  const common = commonSecurityHeaders(cfg.issuer);
+  const issuerUrl = new URL(cfg.issuer);
+  const origin = issuerUrl.origin;
+  const trusted = trustedProxyList(cfg.trustedProxies);
+
+  const refuse = (req: IncomingMessage, res: ServerResponse, refusal: Refusal) => {
+    const body = refusal.status === 204 ? "" : JSON.stringify({ error: "invalid_request", error_description: refusal.message });
+    // A refused body is never read: the connection closes rather than wait for it.
+    const close = refusal.status === 413 || (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0") || req.headers["transfer-encoding"] !== undefined;
+    res.writeHead(refusal.status, {
+      ...common,
+      "Content-Security-Policy": API_CSP,
+      "Cache-Control": "no-store",
+      ...(body ? { "Content-Type": "application/json" } : {}),
+      ...refusal.headers,
+      ...(close ? { Connection: "close" } : {}),
+    });
+    res.end(body, () => {
+      if (close) req.destroy();
+    });
+  };
+
+  return async (req, res) => {
     // Handlers learn the peer address only from this header, which a client can never set itself.
-    const address = resolveClientAddress(req.socket.remoteAddress, header(req, "x-forwarded-for"), cfg.trustProxy);
+    const address = resolveClientAddress(req.socket.remoteAddress, header(req, "x-forwarded-for"), trusted);
     setRequestHeader(req, CLIENT_ADDRESS_HEADER, address);
 
-    const pathname = (req.url ?? "/").split("?")[0]!;
+    const line = screenRequestLine(req.method, req.url, issuerUrl.host);
+    if ("refusal" in line) return refuse(req, res, line.refusal);
+    req.url = line.url;
+    const early = screenDeclaredLength(req.headers, MAX_BODY_BYTES) ?? screenServerActionOrigin(req.method!, req.headers);
+    if (early) return refuse(req, res, early);
+
+    const pathname = req.url.split("?")[0]!;
     const handler = fastHandlerFor(pathname);
     try {
       if (handler) {
@@ -40,7 +80,14 @@ export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): h
         res.setHeader("Content-Security-Policy", csp);
         setRequestHeader(req, "content-security-policy", csp);
       }
-      if (fallback) return await fallback(req, res);
+      if (fallback) {
+        // A route Next serves that refused a streamed body as too large (lib/http/body.ts) has not
+        // read the rest of it: close the connection instead of letting Node drain it.
+        res.on("finish", () => {
+          if (res.statusCode === 413 && !req.complete) req.destroy();
+        });
+        return await fallback(req, res);
+      }
       res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ error: "not_found" }));
     } catch (err) {
       if (err instanceof BodyTooLarge) {
@@ -48,11 +95,12 @@ export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): h
         res.end(JSON.stringify({ error: "invalid_request", error_description: "Request body too large." }), () => req.destroy());
         return;
       }
+      if (err instanceof RequestAborted) return;
       log().error({ err, path: pathname }, "request failed");
       if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json", ...common });
       res.end(JSON.stringify({ error: "server_error", error_description: "The server encountered an unexpected condition." }));
     }
-  });
+  };
 }
 
 /** Replaces (or with `undefined` removes) a request header in both of Node's views of it. */

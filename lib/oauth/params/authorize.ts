@@ -1,3 +1,4 @@
+import { MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { z } from "zod";
 import { isFormEncoded } from "../form";
 
@@ -38,7 +39,7 @@ export async function readAuthorizeParams(request: Request): Promise<RawAuthoriz
   let source: URLSearchParams;
   if (request.method === "POST") {
     if (!isFormEncoded(request)) return { unsupportedBody: true };
-    source = new URLSearchParams(await request.text());
+    source = new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES));
   } else {
     source = new URL(request.url).searchParams;
   }
