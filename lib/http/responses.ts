@@ -1,4 +1,5 @@
-import { OAuthError } from "@/lib/oauth/errors";
+import { InvalidRequest, OAuthError } from "@/lib/oauth/errors";
+import { isInputDataError } from "./text-input";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
 
@@ -21,6 +22,8 @@ export function backChannel(handler: (request: Request) => Promise<Response>) {
       return await handler(request);
     } catch (err) {
       if (err instanceof OAuthError) return oauthErrorResponse(err);
+      // A value the client sent that the database refused (lib/http/text-input.ts) is its error.
+      if (isInputDataError(err)) return oauthErrorResponse(new InvalidRequest("A request parameter has a value that cannot be processed."));
       const { log } = await import("@/lib/log");
       log().error({ err, path: new URL(request.url).pathname }, "unhandled error");
       return json({ error: "server_error", error_description: "The server encountered an unexpected condition." }, 500, {

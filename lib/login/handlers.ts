@@ -1,3 +1,4 @@
+import { hasNul } from "@/lib/http/text-input";
 import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
@@ -26,6 +27,8 @@ async function openFlow(request: Request): Promise<Flow | Response> {
   const settings = await getSettings(inst.db);
   if (request.method !== "POST" || !isFormEncoded(request)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
   const form = new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES));
+  // PostgreSQL cannot store a NUL (lib/http/text-input.ts): such a form is malformed.
+  for (const [name, value] of form) if (hasNul(name) || hasNul(value)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
   const id = form.get("authRequest") ?? "";
   const ua = await userAgentOfRequest(inst.db, inst.config.issuer, request);
   const authRequest = ua ? await findPendingAuthRequest(inst.db, id, ua.id) : undefined;

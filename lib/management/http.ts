@@ -1,3 +1,4 @@
+import { findNul } from "@/lib/http/text-input";
 import { BodyTooLarge, MAX_BODY_BYTES, readBodyText } from "@/lib/http/body";
 import { z } from "zod";
 import { NO_STORE } from "@/lib/http/responses";
@@ -121,9 +122,14 @@ export async function readJsonBody(request: Request): Promise<unknown> {
       { path: "", code: "unsupported_content_type", message: `Unsupported content type ${JSON.stringify(type || "(none)")}.` },
     ]);
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     throw invalid("The request body is not valid JSON.", [{ path: "", code: "malformed_json", message: "Malformed JSON." }]);
   }
+  // PostgreSQL cannot store a NUL (lib/http/text-input.ts): the field that holds one is refused.
+  const nulAt = findNul(parsed);
+  if (nulAt) throw invalidFields([{ path: nulAt.join("."), code: "nul_character", message: "Must not contain a NUL character." }]);
+  return parsed;
 }

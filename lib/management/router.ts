@@ -1,10 +1,11 @@
+import { hasNul, isInputDataError } from "@/lib/http/text-input";
 import { clientAddress } from "@/lib/http/client-address";
 import { instance, type Instance } from "@/lib/instance";
 import type { User } from "@/lib/store/users";
 import { log } from "@/lib/log";
 import { API_ROUTES } from "./api-routes";
 import { authenticateAdmin, isActiveAdmin } from "./auth";
-import { ApiError, errorResponse, jsonResponse, notFound, parseWith, readJsonBody } from "./http";
+import { ApiError, errorResponse, invalid, invalidFields, jsonResponse, notFound, parseWith, readJsonBody } from "./http";
 import { openApiDocument } from "./openapi";
 import { actorFor, type AnyRoute, type Ctx } from "./route";
 
@@ -33,6 +34,8 @@ function match(path: string, method: string): { route: AnyRoute; params: Record<
     } catch {
       throw notFound();
     }
+    // No stored name or id holds a NUL (lib/http/text-input.ts).
+    if (Object.values(params).some(hasNul)) throw notFound();
     return { route: c.route, params };
   }
   return { allow };
@@ -82,6 +85,8 @@ async function serve(request: Request, handle: (path: string, url: URL) => Promi
     return await handle(path, url);
   } catch (err) {
     if (err instanceof ApiError) return errorResponse(err);
+    // A value the caller sent that the database refused (lib/http/text-input.ts) is the caller's error.
+    if (isInputDataError(err)) return errorResponse(invalid("A value in the request cannot be processed."));
     log().error({ err, path: new URL(request.url).pathname }, "management API error");
     return jsonResponse({ error: "server_error", message: "The server encountered an unexpected condition." }, 500);
   }
@@ -100,6 +105,8 @@ async function dispatchAuthenticated(request: Request, path: string, url: URL, i
     rawBody = await readJsonBody(request);
     if (route.body) body = parseWith(route.body, rawBody);
   }
+  const nulParam = [...url.searchParams].find(([k, v]) => hasNul(k) || hasNul(v));
+  if (nulParam) throw invalidFields([{ path: nulParam[0], code: "nul_character", message: "Must not contain a NUL character." }]);
   const query = route.query ? parseWith(route.query, Object.fromEntries(url.searchParams)) : undefined;
   const ctx: Ctx = {
     request,

@@ -1,3 +1,4 @@
+import { isInputDataError } from "@/lib/http/text-input";
 import { BodyTooLarge, bodyTooLargeResponse } from "@/lib/http/body";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { pageOverrides } from "@/lib/i18n/overrides";
@@ -54,7 +55,14 @@ export async function handleAuthorize(request: Request): Promise<Response> {
 
   if (raw.repeated.includes("client_id") || raw.repeated.includes("redirect_uri")) return page("repeatedClient");
   if (!v.client_id) return page("missingClientId");
-  const client = v.client_id.length <= 200 ? await getClient(inst.db, v.client_id) : undefined;
+  let client;
+  try {
+    client = v.client_id.length <= 200 ? await getClient(inst.db, v.client_id) : undefined;
+  } catch (err) {
+    // A client id the database refuses (lib/http/text-input.ts) names no client.
+    if (!isInputDataError(err)) throw err;
+    client = undefined;
+  }
   if (!client) return page("unknownClient");
   if (!v.redirect_uri) return page("missingRedirectUri");
   if (!client.redirectUris.includes(v.redirect_uri)) return page("redirectUriMismatch");

@@ -1,3 +1,4 @@
+import { OAuthError } from "./errors";
 import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
@@ -39,6 +40,8 @@ export async function handleLogoutConfirm(request: Request): Promise<Response> {
     return seeOther(onIssuer(issuer, pending.redirect ?? LOGOUT_PATHS.signedOut));
   } catch (err) {
     if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
+    // A malformed form (a repeated field, a NUL) is refused like a forged one, without a log entry.
+    if (err instanceof OAuthError) return refuse();
     log().error({ err }, "logout confirmation failed");
     return refuse();
   }

@@ -1,3 +1,4 @@
+import { hasNul } from "@/lib/http/text-input";
 import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { found, seeOther } from "@/lib/http/responses";
@@ -57,7 +58,7 @@ async function readParams(request: Request): Promise<Params> {
   const out: Params = {};
   for (const name of PARAMS) {
     const values = source.getAll(name);
-    if (values.length > 1 || (values[0]?.length ?? 0) > MAX_PARAM) throw new Refused("badRequest");
+    if (values.length > 1 || (values[0]?.length ?? 0) > MAX_PARAM || hasNul(values[0] ?? "")) throw new Refused("badRequest");
     if (values[0]) out[name] = values[0];
   }
   return out;

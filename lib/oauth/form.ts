@@ -1,3 +1,4 @@
+import { hasNul } from "@/lib/http/text-input";
 import { BodyTooLarge, readBodyText } from "@/lib/http/body";
 import { InvalidRequest } from "./errors";
 
@@ -35,6 +36,7 @@ export function parseForm(text: string, multi: readonly string[] = []): Form {
   const seen = new Set<string>();
   const form = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(text)) {
+    if (hasNul(name) || hasNul(value)) throw new InvalidRequest("The request contains a NUL character.");
     if (multi.includes(name)) {
       if (value.includes(" ")) throw new InvalidRequest(`The ${name} parameter is invalid.`);
       if (value !== "") form.set(name, form.has(name) ? `${form.get(name)} ${value}` : value);

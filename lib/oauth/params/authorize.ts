@@ -1,3 +1,4 @@
+import { hasNul } from "@/lib/http/text-input";
 import { MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { z } from "zod";
 import { isFormEncoded } from "../form";
@@ -46,6 +47,8 @@ export async function readAuthorizeParams(request: Request): Promise<RawAuthoriz
   const values: Partial<Record<AuthorizeParam, string>> = {};
   const repeated = new Set<AuthorizeParam>();
   for (const [k, v] of source) {
+    // PostgreSQL cannot store a NUL: such a request is malformed (lib/http/text-input.ts).
+    if (hasNul(v)) return { unsupportedBody: true };
     if (!KNOWN.has(k)) continue;
     const key = k as AuthorizeParam;
     if (key in values) repeated.add(key);
