@@ -8,6 +8,7 @@ import { removeExpiredKeys, rotateSigningKey } from "@/lib/keys/signing-keys";
 import { log } from "@/lib/log";
 import { purgeExpiredRows } from "@/lib/maintenance";
 import { resolveMasterKey } from "@/lib/master-key";
+import { TokenThrottle } from "@/lib/oauth/token-throttle";
 
 export type Instance = {
   config: Config;
@@ -15,6 +16,8 @@ export type Instance = {
   db: Db;
   masterKey: Buffer;
   bootstrap: BootstrapResult;
+  /** The token endpoint's per-instance rate-limit windows and audit sampling (lib/oauth/token-throttle.ts). */
+  tokenThrottle: TokenThrottle;
 };
 
 /**
@@ -52,7 +55,7 @@ async function start(cfg: Config): Promise<Instance> {
     adminPat: cfg.adminPat,
     dataDir: cfg.dataDir,
   });
-  const inst: Instance = { config: cfg, database, db: database.db, masterKey, bootstrap: boot };
+  const inst: Instance = { config: cfg, database, db: database.db, masterKey, bootstrap: boot, tokenThrottle: new TokenThrottle() };
   startKeyRotation(inst);
   return inst;
 }

@@ -64,6 +64,19 @@ function presented(request: Request, form: Form): Presented {
   return p;
 }
 
+/**
+ * The client id a request claims, before any authentication (for rate limits and the audit of
+ * failed authentications); undefined when it names none or its credentials cannot be parsed.
+ */
+export function claimedClientId(request: Request, form: Form): string | undefined {
+  try {
+    const p = presented(request, form);
+    return p.basic?.id ?? p.bodyId ?? (p.assertion ? assertionSubject(p.assertion) : undefined);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether the request carries any client identification or credential (for grants where it is optional). */
 export function hasClientCredentials(request: Request, form: Form): boolean {
   const auth = request.headers.get("authorization");
