@@ -1,4 +1,3 @@
-import { Readable } from "node:stream";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { handleConsoleSignOut } from "@/lib/console/routes";
 import { handleSubmitAccount, handleSubmitLoginName, handleSubmitPassword, handleSubmitRegister } from "@/lib/login/handlers";
@@ -36,7 +35,9 @@ export function nextRoutesStandIn(origin: string): NextRequestHandler {
     const request = new Request(origin + req.url, {
       method: req.method,
       headers,
-      body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
+      // As Next does (NextRequestAdapter.fromNodeNextRequest): the Node stream itself, which
+      // undici reads as an async iterable; cancelling the body destroys the request.
+      body: hasBody ? (req as unknown as ReadableStream<Uint8Array>) : undefined,
       // @ts-expect-error Node's fetch needs this for a streamed body; the DOM types lack it.
       duplex: "half",
     });

@@ -21,14 +21,15 @@ export class BodyTooLarge extends OAuthError {
 
 /**
  * The body of `request` as UTF-8 text, reading at most `limit` bytes: a declared or actual
- * length over it throws `BodyTooLarge` and cancels the rest of the stream.
+ * length over it throws `BodyTooLarge`, leaving the rest unread.
  */
 export async function readBodyText(request: Request, limit = MAX_BODY_BYTES): Promise<string> {
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) {
-    await request.body?.cancel().catch(() => undefined);
-    throw new BodyTooLarge();
-  }
+  // Over the limit the rest is left unread, not cancelled: cancelling the stream of a Node
+  // request destroys its socket before the 413 can be sent. The server closes the connection
+  // once the 413 is out (lib/server/create-server.ts), and until then the unread body waits in
+  // the socket's buffers, not in memory here.
+  if (declared !== null && Number(declared) > limit) throw new BodyTooLarge();
   if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -38,7 +39,7 @@ export async function readBodyText(request: Request, limit = MAX_BODY_BYTES): Pr
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => undefined);
+      reader.releaseLock();
       throw new BodyTooLarge();
     }
     chunks.push(value);
