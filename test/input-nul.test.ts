@@ -77,7 +77,7 @@ describe("authorization and logout", () => {
 
 describe("management API", () => {
   it("a NUL in a path id is 404, in a query parameter a field error", async () => {
-    for (const p of ["/users/a%00b", "/clients/a%00b", "/users/x/keys/a%00b", "/texts/a%00"]) {
+    for (const p of ["/users/a%00b", "/clients/a%00b", "/users/a%00b/keys", "/texts/a%00"]) {
       const res = await t.api("/management/v1" + p);
       expect(res.status).toBe(404);
       expect((await res.json()).error).toBe("not_found");

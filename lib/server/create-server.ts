@@ -36,19 +36,16 @@ export function toriiRequestListener(cfg: Config, fallback?: NextRequestHandler)
 
   const refuse = (req: IncomingMessage, res: ServerResponse, refusal: Refusal) => {
     const body = refusal.status === 204 ? "" : JSON.stringify({ error: "invalid_request", error_description: refusal.message });
-    // A refused body is never read: the connection closes rather than wait for it.
-    const close = refusal.status === 413 || (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0") || req.headers["transfer-encoding"] !== undefined;
     res.writeHead(refusal.status, {
       ...common,
       "Content-Security-Policy": API_CSP,
       "Cache-Control": "no-store",
       ...(body ? { "Content-Type": "application/json" } : {}),
       ...refusal.headers,
-      ...(close ? { Connection: "close" } : {}),
     });
-    res.end(body, () => {
-      if (close) req.destroy();
-    });
+    // A refused body is never read: the connection closes rather than wait for it.
+    closeAfterAnswer(req, res);
+    res.end(body);
   };
 
   return async (req, res) => {
@@ -59,11 +56,11 @@ export function toriiRequestListener(cfg: Config, fallback?: NextRequestHandler)
     const line = screenRequestLine(req.method, req.url, issuerUrl.host);
     if ("refusal" in line) return refuse(req, res, line.refusal);
     req.url = line.url;
-    const early = screenDeclaredLength(req.headers, MAX_BODY_BYTES) ?? screenServerActionOrigin(req.method!, req.headers);
-    if (early) return refuse(req, res, early);
-
     const pathname = req.url.split("?")[0]!;
     const handler = fastHandlerFor(pathname);
+    // Server actions exist only on pages, which Next serves.
+    const early = screenDeclaredLength(req.headers, MAX_BODY_BYTES) ?? (handler ? null : screenServerActionOrigin(req.method!, req.headers));
+    if (early) return refuse(req, res, early);
     try {
       if (handler) {
         let body: Buffer | null = null;
@@ -82,17 +79,18 @@ export function toriiRequestListener(cfg: Config, fallback?: NextRequestHandler)
       }
       if (fallback) {
         // A route Next serves that refused a streamed body as too large (lib/http/body.ts) has not
-        // read the rest of it: close the connection instead of letting Node drain it.
+        // read the rest of it: close the connection instead of waiting for all of it.
         res.on("finish", () => {
-          if (res.statusCode === 413 && !req.complete) req.destroy();
+          if (res.statusCode === 413) closeAfterAnswer(req, res);
         });
         return await fallback(req, res);
       }
       res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ error: "not_found" }));
     } catch (err) {
       if (err instanceof BodyTooLarge) {
-        if (!res.headersSent) res.writeHead(413, { "Content-Type": "application/json", ...common, Connection: "close" });
-        res.end(JSON.stringify({ error: "invalid_request", error_description: "Request body too large." }), () => req.destroy());
+        if (!res.headersSent) res.writeHead(413, { "Content-Type": "application/json", ...common });
+        closeAfterAnswer(req, res);
+        res.end(JSON.stringify({ error: "invalid_request", error_description: "Request body too large." }));
         return;
       }
       if (err instanceof RequestAborted) return;
@@ -101,6 +99,24 @@ export function toriiRequestListener(cfg: Config, fallback?: NextRequestHandler)
       res.end(JSON.stringify({ error: "server_error", error_description: "The server encountered an unexpected condition." }));
     }
   };
+}
+
+/** How long a refused body may still arrive (and be discarded) after the answer was sent. */
+const LINGER_MS = 1_000;
+
+/**
+ * Closes the connection of a request whose body was not read, once the answer is out. Not at
+ * once: closing a socket while the client is still sending makes the kernel reset the
+ * connection, and the client then loses the answer it has not read yet. So what still arrives
+ * is discarded for a moment (a "lingering close"), then the socket goes, however much the
+ * client claimed it would send. A request whose body has arrived keeps its connection.
+ */
+function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  if (req.complete) return;
+  req.resume();
+  const close = () => setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
+  if (res.writableFinished) close();
+  else res.once("finish", close);
 }
 
 /** Replaces (or with `undefined` removes) a request header in both of Node's views of it. */
