@@ -112,9 +112,12 @@ const LINGER_MS = 1_000;
  * client claimed it would send. A request whose body has arrived keeps its connection.
  */
 function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
-  if (req.complete) return;
-  req.resume();
-  const close = () => setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
+  // Judged once the answer is out: a body-less request is complete only after its handler started.
+  const close = () => {
+    if (req.complete) return;
+    req.resume();
+    setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
+  };
   if (res.writableFinished) close();
   else res.once("finish", close);
 }
