@@ -44,7 +44,6 @@ async function main() {
   await app.prepare();
   const handle = app.getRequestHandler();
   const server = createToriiServer(inst, (req, res) => handle(req, res));
-  server.keepAliveTimeout = 65_000;
 
   server.on("error", (err: NodeJS.ErrnoException) => {
     console.error(err.code === "EADDRINUSE" ? `Configuration error: PORT ${cfg.port} is already in use` : err.message);

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { parseTrustedProxies } from "@/lib/http/client-address";
 
 /**
  * Process configuration, read once from the environment and validated with zod.
@@ -37,10 +38,25 @@ const envSchema = z.object({
   IDP_ADMIN_PAT: z.string().min(32, "must be at least 32 characters").max(512).optional(),
   IDP_KEY_ROTATION_INTERVAL: seconds(60).default(86_400),
   IDP_JWKS_MAX_AGE: seconds(0).default(300),
+  // Replaced by IDP_TRUSTED_PROXIES: "true" trusted whatever X-Forwarded-For a client sent.
+  // "false" keeps its safe meaning (no proxy trusted); anything else stops start-up.
   IDP_TRUST_PROXY: z
-    .enum(["true", "false", "1", "0"], { error: "must be true or false" })
-    .default("false")
-    .transform((v) => v === "true" || v === "1"),
+    .enum(["false", "0"], {
+      error: "is no longer supported: list your proxies in IDP_TRUSTED_PROXIES (comma-separated addresses or CIDRs)",
+    })
+    .optional(),
+  IDP_TRUSTED_PROXIES: z
+    .string()
+    .superRefine((v, ctx) => {
+      const r = parseTrustedProxies(v);
+      if ("invalid" in r) ctx.addIssue({ code: "custom", message: `has ${JSON.stringify(r.invalid)}, which is not an IP address or CIDR block` });
+    })
+    .default(""),
+  IDP_MAX_CONNECTIONS: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .default(2048),
   IDP_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 
@@ -54,7 +70,10 @@ export type Config = {
   adminPat: string | undefined;
   keyRotationIntervalSeconds: number;
   jwksMaxAgeSeconds: number;
-  trustProxy: boolean;
+  /** Addresses and CIDR blocks of the proxies whose X-Forwarded-For is believed (lib/http/client-address.ts). */
+  trustedProxies: string[];
+  /** Open HTTP connections at most (lib/server/limits.ts). */
+  maxConnections: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** Tests only: keep PGlite in memory instead of in the data folder. */
   inMemory?: boolean;
@@ -100,7 +119,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     adminPat: e.IDP_ADMIN_PAT,
     keyRotationIntervalSeconds: e.IDP_KEY_ROTATION_INTERVAL,
     jwksMaxAgeSeconds: e.IDP_JWKS_MAX_AGE,
-    trustProxy: e.IDP_TRUST_PROXY,
+    trustedProxies: (parseTrustedProxies(e.IDP_TRUSTED_PROXIES) as { entries: string[] }).entries,
+    maxConnections: e.IDP_MAX_CONNECTIONS,
     logLevel: e.IDP_LOG_LEVEL,
   };
 }

@@ -11,6 +11,7 @@ import { removeExpiredKeys, rotateSigningKey } from "@/lib/keys/signing-keys";
 import { createLogger, type Logger } from "@/lib/log";
 import { purgeExpiredRows } from "@/lib/maintenance";
 import { resolveMasterKey } from "@/lib/master-key";
+import { TokenThrottle } from "@/lib/oauth/token-throttle";
 
 /**
  * One Torii: everything a request may touch, created once per process by `createTorii` and
@@ -28,6 +29,8 @@ export type Engine = {
   readonly masterKey: Buffer;
   readonly log: Logger;
   readonly caches: Caches;
+  /** The token endpoint's per-instance rate-limit windows and audit sampling (lib/oauth/token-throttle.ts). */
+  readonly tokenThrottle: TokenThrottle;
   readonly bootstrap: BootstrapResult;
   /** Stops the timers and the invalidation listener and closes the database. */
   close(): Promise<void>;
@@ -63,6 +66,7 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
       masterKey,
       log,
       caches,
+      tokenThrottle: new TokenThrottle(),
       bootstrap: boot,
       close: async () => {
         stopTimers();

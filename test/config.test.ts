@@ -38,10 +38,25 @@ describe("configuration", () => {
     [{ IDP_ADMIN_PAT: "short" }, "IDP_ADMIN_PAT"],
     [{ IDP_KEY_ROTATION_INTERVAL: "5" }, "IDP_KEY_ROTATION_INTERVAL"],
     [{ IDP_TRUST_PROXY: "maybe" }, "IDP_TRUST_PROXY"],
+    [{ IDP_TRUST_PROXY: "true" }, "IDP_TRUST_PROXY"],
+    [{ IDP_TRUSTED_PROXIES: "10.0.0.0/33" }, "IDP_TRUSTED_PROXIES"],
+    [{ IDP_TRUSTED_PROXIES: "10.0.0.0/8,proxy.local" }, "IDP_TRUSTED_PROXIES"],
+    [{ IDP_TRUSTED_PROXIES: "::1/129" }, "IDP_TRUSTED_PROXIES"],
+    [{ IDP_MAX_CONNECTIONS: "0" }, "IDP_MAX_CONNECTIONS"],
   ])("rejects %j naming %s", (env, variable) => {
     const e = problem(env);
     expect(e.variable).toBe(variable);
     expect(e.message).toMatch(new RegExp(`^Configuration error: ${variable} `));
+  });
+
+  it("IDP_TRUST_PROXY=true is refused with a message naming its replacement; false keeps its meaning", () => {
+    expect(problem({ IDP_TRUST_PROXY: "true" }).message).toMatch(/IDP_TRUSTED_PROXIES/);
+    expect(parseConfig({ IDP_TRUST_PROXY: "false" }).trustedProxies).toEqual([]);
+  });
+
+  it("reads IDP_TRUSTED_PROXIES as IPv4 and IPv6 addresses and CIDR blocks", () => {
+    expect(parseConfig({ IDP_TRUSTED_PROXIES: "10.0.0.0/8, 127.0.0.1/32,::1,fd00::/8" }).trustedProxies).toEqual(["10.0.0.0/8", "127.0.0.1/32", "::1", "fd00::/8"]);
+    expect(parseConfig({}).trustedProxies).toEqual([]);
   });
 
   it("accepts a master key as hex or base64", () => {
@@ -59,5 +74,17 @@ describe("configuration", () => {
     const lines = r.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^Configuration error: PORT /);
+  });
+
+  it("stops start-up on the retired IDP_TRUST_PROXY with one line naming the replacement", () => {
+    const r = spawnSync(process.execPath, ["node_modules/tsx/dist/cli.mjs", "server.ts"], {
+      env: { PATH: process.env.PATH, IDP_TRUST_PROXY: "true" } as unknown as NodeJS.ProcessEnv,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^Configuration error: IDP_TRUST_PROXY .*IDP_TRUSTED_PROXIES/);
   });
 });

@@ -7,7 +7,9 @@ import pg from "pg";
 import { parseConfig, type Config } from "@/lib/config";
 import { randomToken } from "@/lib/crypto";
 import { createTorii, type Engine } from "@/lib/engine";
-import { createToriiServer } from "@/lib/server/create-server";
+import { serverLimits, toriiRequestListener } from "@/lib/server/create-server";
+import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, type ServerLimits } from "@/lib/server/limits";
+import { nextRoutesStandIn } from "./next-routes";
 
 /**
  * Which database the suite runs against: embedded PGlite (default) or, with TORII_TEST_DB=pg,
@@ -51,13 +53,20 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
  * Starts a Torii instance on a random loopback port, serving every lib/ handler through the same
  * server entry that production uses (pages need the Next build and are covered by Playwright).
  */
-export async function startTestInstance(env: Record<string, string> = {}): Promise<TestInstance> {
+export type TestOptions = {
+  /** Serve the route handlers Next serves in production too (test/next-routes.ts). */
+  nextRoutes?: boolean;
+  /** Server timeouts and connection cap other than the production ones. */
+  limits?: Partial<ServerLimits>;
+};
+
+export async function startTestInstance(env: Record<string, string> = {}, options: TestOptions = {}): Promise<TestInstance> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "torii-test-"));
   const database = TEST_DB === "pg" ? await createTestDatabase() : undefined;
   const adminPat = "torii_pat_test_" + randomToken(32);
 
   let handler: http.RequestListener = (_req, res) => res.writeHead(503).end();
-  const listener = http.createServer((req, res) => handler(req, res));
+  const listener = http.createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, (req, res) => handler(req, res));
   await new Promise<void>((r) => listener.listen(0, "127.0.0.1", r));
   const port = (listener.address() as AddressInfo).port;
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -74,8 +83,8 @@ export async function startTestInstance(env: Record<string, string> = {}): Promi
     inMemory: !database,
   };
   const inst = await createTorii(config);
-  const server = createToriiServer(inst);
-  handler = (req, res) => server.emit("request", req, res);
+  applyServerLimits(listener, { ...serverLimits(config), ...options.limits });
+  handler = toriiRequestListener(inst, options.nextRoutes ? nextRoutesStandIn(inst, new URL(config.issuer).origin) : undefined);
 
   return {
     inst,

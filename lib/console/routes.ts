@@ -1,4 +1,6 @@
 import type { Engine } from "@/lib/engine";
+import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
+import { isFormEncoded } from "@/lib/oauth/form";
 import { clientAddress } from "@/lib/http/client-address";
 import { NO_STORE, seeOther } from "@/lib/http/responses";
 import { actorFor } from "@/lib/management/route";
@@ -41,7 +43,14 @@ export async function handleConsoleCallback(inst: Engine, request: Request): Pro
  */
 export async function handleConsoleSignOut(inst: Engine, request: Request): Promise<Response> {
   const issuer = inst.config.issuer;
-  const form = await request.formData().catch(() => null);
+  // The form is a few fields (lib/http/body.ts): a larger body is refused before it is read.
+  let form: URLSearchParams | null = null;
+  try {
+    form = isFormEncoded(request) ? new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES)) : null;
+  } catch (err) {
+    if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
+    form = null;
+  }
   const access = await consoleAccess(inst, {
     console: requestCookie(request, CONSOLE_COOKIE),
     userAgent: requestCookie(request, userAgentCookieName(issuer)),

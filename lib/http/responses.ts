@@ -1,5 +1,6 @@
 import type { Logger } from "@/lib/log";
-import { OAuthError } from "@/lib/oauth/errors";
+import { InvalidRequest, OAuthError } from "@/lib/oauth/errors";
+import { isInputDataError } from "./text-input";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
 
@@ -22,6 +23,8 @@ export function backChannel<E extends { log: Logger }>(handler: (engine: E, requ
       return await handler(engine, request);
     } catch (err) {
       if (err instanceof OAuthError) return oauthErrorResponse(err);
+      // A value the client sent that the database refused (lib/http/text-input.ts) is its error.
+      if (isInputDataError(err)) return oauthErrorResponse(new InvalidRequest("A request parameter has a value that cannot be processed."));
       engine.log.error({ err, path: new URL(request.url).pathname }, "unhandled error");
       return json({ error: "server_error", error_description: "The server encountered an unexpected condition." }, 500, {
         ...NO_STORE,

@@ -1,3 +1,5 @@
+import { hasNul } from "@/lib/http/text-input";
+import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
@@ -34,7 +36,9 @@ type Flow = {
 async function openFlow(inst: Engine, request: Request): Promise<Flow | Response> {
   const settings = await getSettings(inst);
   if (request.method !== "POST" || !isFormEncoded(request)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
-  const form = new URLSearchParams(await request.text());
+  const form = new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES));
+  // PostgreSQL cannot store a NUL (lib/http/text-input.ts): such a form is malformed.
+  for (const [name, value] of form) if (hasNul(name) || hasNul(value)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
   const id = form.get("authRequest") ?? "";
   const ua = await userAgentOfRequest(inst.db, inst.config.issuer, request);
   const authRequest = ua ? await findPendingAuthRequest(inst.db, id, ua.id) : undefined;
@@ -52,6 +56,7 @@ function guarded(fn: (flow: Flow) => Promise<Response>) {
       const flow = await openFlow(inst, request);
       return flow instanceof Response ? flow : await fn(flow);
     } catch (err) {
+      if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
       inst.log.error({ err }, "login step failed");
       return seeOther(`${LOGIN_PATHS.error}?code=serverError`);
     }

@@ -1,3 +1,5 @@
+import { findNul } from "@/lib/http/text-input";
+import { BodyTooLarge, MAX_BODY_BYTES, readBodyText } from "@/lib/http/body";
 import { z } from "zod";
 import { NO_STORE } from "@/lib/http/responses";
 import { patternCode, problem, type Problem } from "@/lib/problem";
@@ -101,26 +103,33 @@ export function parseWith<T extends z.ZodType>(schema: T, input: unknown): z.out
   return r.data;
 }
 
-/** Largest JSON body accepted (a 512 KiB logo as a base64 data URL fits). */
-const MAX_BODY_CHARS = 1024 * 1024;
-
 /**
  * The JSON body of a request. An empty body reads as `{}` so that body-less calls of endpoints
  * whose fields are all optional work; anything else must be `application/json` and parse.
  */
 export async function readJsonBody(request: Request): Promise<unknown> {
-  const text = await request.text();
+  let text: string;
+  try {
+    text = await readBodyText(request, MAX_BODY_BYTES);
+  } catch (err) {
+    if (err instanceof BodyTooLarge) throw new ApiError(413, "invalid_request", "The request body is too large.");
+    throw invalid("The request body could not be read.", [{ path: "", code: "unreadable_body", message: "The request body could not be read." }]);
+  }
   if (text.trim() === "") return {};
-  if (text.length > MAX_BODY_CHARS) throw new ApiError(413, "invalid_request", "The request body is too large.");
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") {
     throw invalid("The request body must be JSON with Content-Type: application/json.", [
       { path: "", code: "unsupported_content_type", message: `Unsupported content type ${JSON.stringify(type || "(none)")}.` },
     ]);
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     throw invalid("The request body is not valid JSON.", [{ path: "", code: "malformed_json", message: "Malformed JSON." }]);
   }
+  // PostgreSQL cannot store a NUL (lib/http/text-input.ts): the field that holds one is refused.
+  const nulAt = findNul(parsed);
+  if (nulAt) throw invalidFields([{ path: nulAt.join("."), code: "nul_character", message: "Must not contain a NUL character." }]);
+  return parsed;
 }

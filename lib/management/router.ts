@@ -1,9 +1,10 @@
+import { hasNul, isInputDataError } from "@/lib/http/text-input";
 import { clientAddress } from "@/lib/http/client-address";
 import type { Engine } from "@/lib/engine";
 import type { User } from "@/lib/store/users";
 import { API_ROUTES } from "./api-routes";
 import { authenticateAdmin, isActiveAdmin } from "./auth";
-import { ApiError, errorResponse, jsonResponse, notFound, parseWith, readJsonBody } from "./http";
+import { ApiError, errorResponse, invalid, invalidFields, jsonResponse, notFound, parseWith, readJsonBody } from "./http";
 import { openApiDocument } from "./openapi";
 import { actorFor, type AnyRoute, type Ctx } from "./route";
 
@@ -32,6 +33,8 @@ function match(path: string, method: string): { route: AnyRoute; params: Record<
     } catch {
       throw notFound();
     }
+    // No stored name or id holds a NUL (lib/http/text-input.ts).
+    if (Object.values(params).some(hasNul)) throw notFound();
     return { route: c.route, params };
   }
   return { allow };
@@ -80,6 +83,8 @@ async function serve(inst: Engine, request: Request, handle: (path: string, url:
     return await handle(path, url);
   } catch (err) {
     if (err instanceof ApiError) return errorResponse(err);
+    // A value the caller sent that the database refused (lib/http/text-input.ts) is the caller's error.
+    if (isInputDataError(err)) return errorResponse(invalid("A value in the request cannot be processed."));
     inst.log.error({ err, path: new URL(request.url).pathname }, "management API error");
     return jsonResponse({ error: "server_error", message: "The server encountered an unexpected condition." }, 500);
   }
@@ -98,6 +103,8 @@ async function dispatchAuthenticated(request: Request, path: string, url: URL, i
     rawBody = await readJsonBody(request);
     if (route.body) body = parseWith(route.body, rawBody);
   }
+  const nulParam = [...url.searchParams].find(([k, v]) => hasNul(k) || hasNul(v));
+  if (nulParam) throw invalidFields([{ path: nulParam[0], code: "nul_character", message: "Must not contain a NUL character." }]);
   const query = route.query ? parseWith(route.query, Object.fromEntries(url.searchParams)) : undefined;
   const ctx: Ctx = {
     request,

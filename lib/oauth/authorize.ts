@@ -1,3 +1,5 @@
+import { isInputDataError } from "@/lib/http/text-input";
+import { BodyTooLarge, bodyTooLargeResponse } from "@/lib/http/body";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Engine } from "@/lib/engine";
@@ -36,7 +38,8 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
     return authorizeErrorPage({ status: 500, locale: "en", code: "serverError" });
   }
   const acceptLanguage = request.headers.get("accept-language");
-  const raw = await readAuthorizeParams(request).catch(() => ({ unsupportedBody: true as const }));
+  const raw = await readAuthorizeParams(request).catch((err) => (err instanceof BodyTooLarge ? err : { unsupportedBody: true as const }));
+  if (raw instanceof BodyTooLarge) return bodyTooLargeResponse();
   if ("unsupportedBody" in raw) {
     const locale = resolveLocale({ acceptLanguage, defaultLocale: settings.defaultLocale });
     return authorizeErrorPage({ status: 400, locale, code: "badRequest", theme: settings.branding, texts: await pageOverrides(inst, locale) });
@@ -48,7 +51,14 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
 
   if (raw.repeated.includes("client_id") || raw.repeated.includes("redirect_uri")) return page("repeatedClient");
   if (!v.client_id) return page("missingClientId");
-  const client = v.client_id.length <= 200 ? await getClient(inst, v.client_id) : undefined;
+  let client;
+  try {
+    client = v.client_id.length <= 200 ? await getClient(inst, v.client_id) : undefined;
+  } catch (err) {
+    // A client id the database refuses (lib/http/text-input.ts) names no client.
+    if (!isInputDataError(err)) throw err;
+    client = undefined;
+  }
   if (!client) return page("unknownClient");
   if (!v.redirect_uri) return page("missingRedirectUri");
   if (!client.redirectUris.includes(v.redirect_uri)) return page("redirectUriMismatch");

@@ -1,3 +1,4 @@
+import { hasNul } from "@/lib/http/text-input";
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
 import type { Caches } from "@/lib/cache/caches";
 import type { Executor } from "@/lib/db/client";
@@ -41,11 +42,14 @@ function parseBasic(header: string): { id: string; secret: string } {
   const decoded = Buffer.from(b64, "base64").toString("utf8");
   const i = decoded.indexOf(":");
   if (i < 0) throw fail();
+  let parsed: { id: string; secret: string };
   try {
-    return { id: formDecode(decoded.slice(0, i)), secret: formDecode(decoded.slice(i + 1)) };
+    parsed = { id: formDecode(decoded.slice(0, i)), secret: formDecode(decoded.slice(i + 1)) };
   } catch {
     throw fail();
   }
+  if (hasNul(parsed.id) || hasNul(parsed.secret)) throw new InvalidRequest("The Basic credentials contain a NUL character.");
+  return parsed;
 }
 
 function presented(request: Request, form: Form): Presented {
@@ -58,6 +62,19 @@ function presented(request: Request, form: Form): Presented {
   const auth = request.headers.get("authorization");
   if (auth && /^basic /i.test(auth)) p.basic = parseBasic(auth);
   return p;
+}
+
+/**
+ * The client id a request claims, before any authentication (for rate limits and the audit of
+ * failed authentications); undefined when it names none or its credentials cannot be parsed.
+ */
+export function claimedClientId(request: Request, form: Form): string | undefined {
+  try {
+    const p = presented(request, form);
+    return p.basic?.id ?? p.bodyId ?? (p.assertion ? assertionSubject(p.assertion) : undefined);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether the request carries any client identification or credential (for grants where it is optional). */
@@ -128,14 +145,16 @@ export async function authenticateClient(
 function assertionSubject(assertion: string): string {
   const parts = assertion.split(".");
   if (parts.length !== 3) throw new InvalidClient("client_assertion is not a JWT.");
+  let sub: string | undefined;
   try {
     const payload = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as { sub?: unknown; iss?: unknown };
-    const sub = typeof payload.sub === "string" ? payload.sub : typeof payload.iss === "string" ? payload.iss : undefined;
-    if (!sub) throw new Error();
-    return sub;
+    sub = typeof payload.sub === "string" ? payload.sub : typeof payload.iss === "string" ? payload.iss : undefined;
   } catch {
-    throw new InvalidClient("client_assertion is not a JWT with a subject.");
+    sub = undefined;
   }
+  if (!sub) throw new InvalidClient("client_assertion is not a JWT with a subject.");
+  if (hasNul(sub)) throw new InvalidRequest("The client_assertion subject contains a NUL character.");
+  return sub;
 }
 
 /** A client's registered keys as a jose key set, parsed once per registration version (engine cache). */

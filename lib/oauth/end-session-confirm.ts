@@ -1,3 +1,5 @@
+import { OAuthError } from "./errors";
+import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
@@ -20,7 +22,7 @@ export async function handleLogoutConfirm(inst: Engine, request: Request): Promi
   try {
     if (!sameOrigin(request, issuer)) return refuse();
     if (!isFormEncoded(request)) return refuse();
-    const form = parseForm(await request.text());
+    const form = parseForm(await readBodyText(request, MAX_FORM_BYTES));
     const sealed = form.get("request") ?? "";
     const ua = await userAgentOfRequest(inst.db, issuer, request);
     if (!ua || !verifyLogoutCsrf(inst.masterKey, ua.id, sealed, form.get("csrf"))) return refuse();
@@ -35,6 +37,9 @@ export async function handleLogoutConfirm(inst: Engine, request: Request): Promi
     });
     return seeOther(onIssuer(issuer, pending.redirect ?? LOGOUT_PATHS.signedOut));
   } catch (err) {
+    if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
+    // A malformed form (a repeated field, a NUL) is refused like a forged one, without a log entry.
+    if (err instanceof OAuthError) return refuse();
     inst.log.error({ err }, "logout confirmation failed");
     return refuse();
   }

@@ -1,3 +1,5 @@
+import { hasNul } from "@/lib/http/text-input";
+import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { found, seeOther } from "@/lib/http/responses";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
@@ -43,14 +45,19 @@ async function readParams(request: Request): Promise<Params> {
   let source: URLSearchParams;
   if (request.method === "POST") {
     if (!isFormEncoded(request)) throw new Refused("badRequest");
-    source = new URLSearchParams(await request.text().catch(() => ""));
+    source = new URLSearchParams(
+      await readBodyText(request, MAX_FORM_BYTES).catch((err) => {
+        if (err instanceof BodyTooLarge) throw err;
+        return "";
+      }),
+    );
   } else {
     source = new URL(request.url).searchParams;
   }
   const out: Params = {};
   for (const name of PARAMS) {
     const values = source.getAll(name);
-    if (values.length > 1 || (values[0]?.length ?? 0) > MAX_PARAM) throw new Refused("badRequest");
+    if (values.length > 1 || (values[0]?.length ?? 0) > MAX_PARAM || hasNul(values[0] ?? "")) throw new Refused("badRequest");
     if (values[0]) out[name] = values[0];
   }
   return out;
@@ -197,6 +204,7 @@ export async function handleEndSession(inst: Engine, request: Request): Promise<
     });
     return done(d.redirect);
   } catch (err) {
+    if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
     if (err instanceof Refused) return redirect(issuer, errorLocation(err.reason), request.method);
     inst.log.error({ err }, "end_session failed");
     return redirect(issuer, errorLocation("badRequest"), request.method);

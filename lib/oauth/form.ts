@@ -1,3 +1,5 @@
+import { hasNul } from "@/lib/http/text-input";
+import { BodyTooLarge, readBodyText } from "@/lib/http/body";
 import { InvalidRequest } from "./errors";
 
 /** A parsed `application/x-www-form-urlencoded` body: each parameter at most once, empty values absent. */
@@ -18,8 +20,9 @@ export async function readForm(request: Request, multi: readonly string[] = []):
   if (!isFormEncoded(request)) throw new InvalidRequest(`The request body must be ${FORM_TYPE}.`);
   let text: string;
   try {
-    text = await request.text();
-  } catch {
+    text = await readBodyText(request);
+  } catch (err) {
+    if (err instanceof BodyTooLarge) throw err;
     throw new InvalidRequest("The request body could not be read.");
   }
   return parseForm(text, multi);
@@ -33,6 +36,7 @@ export function parseForm(text: string, multi: readonly string[] = []): Form {
   const seen = new Set<string>();
   const form = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(text)) {
+    if (hasNul(name) || hasNul(value)) throw new InvalidRequest("The request contains a NUL character.");
     if (multi.includes(name)) {
       if (value.includes(" ")) throw new InvalidRequest(`The ${name} parameter is invalid.`);
       if (value !== "") form.set(name, form.has(name) ? `${form.get(name)} ${value}` : value);

@@ -1,10 +1,11 @@
 import { backChannel, json, NO_STORE } from "@/lib/http/responses";
 import { clientAddress } from "@/lib/http/client-address";
 import type { Engine } from "@/lib/engine";
+import { recordAudit } from "@/lib/store/audit";
 import { getSettings } from "@/lib/store/settings";
-import { authenticateClient, hasClientCredentials } from "./client-auth";
-import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from "./errors";
-import { readForm } from "./form";
+import { authenticateClient, claimedClientId, hasClientCredentials } from "./client-auth";
+import { InvalidClient, InvalidRequest, type OAuthError, UnauthorizedClient, UnsupportedGrantType } from "./errors";
+import { readForm, type Form } from "./form";
 import { authorizationCodeGrant } from "./grants/authorization-code";
 import { clientCredentialsGrant } from "./grants/client-credentials";
 import { jwtBearerGrant } from "./grants/jwt-bearer";
@@ -26,21 +27,36 @@ export const handleToken = backChannel(async (inst: Engine, request: Request) =>
   if (request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The token endpoint accepts POST only." }, 405, { ...NO_STORE, Allow: "POST" });
   }
+  const settings = await getSettings(inst);
+  const address = clientAddress(request);
+  const limit = settings.rateLimits.tokenPerMinute;
+  const byAddress = inst.tokenThrottle.hit(inst.db, `addr:${address}`, limit);
+  if (!byAddress.allowed) return tooManyRequests(byAddress.retryAfterSeconds);
+
   const form = await readForm(request, ["audience", "resource"]);
   const grantType = form.get("grant_type");
   if (!grantType) throw new InvalidRequest("The grant_type parameter is missing.");
   const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
   if (!grant) throw new UnsupportedGrantType(`The grant type ${grantType} is not supported.`);
 
-  const settings = await getSettings(inst);
   if (grant.feature && !settings.features[grant.feature]) {
     throw new UnsupportedGrantType(`The grant type ${grantType} is disabled on this instance; enable the ${grant.feature} feature to use it.`);
   }
 
   const env = inst;
   let client = null;
-  if (grant.clientAuth !== "optional") client = (await authenticateClient(request, form, env, grant.clientAuth)).client;
-  else if (hasClientCredentials(request, form)) client = (await authenticateClient(request, form, env)).client;
+  try {
+    if (grant.clientAuth !== "optional") client = (await authenticateClient(request, form, env, grant.clientAuth)).client;
+    else if (hasClientCredentials(request, form)) client = (await authenticateClient(request, form, env)).client;
+  } catch (err) {
+    if (err instanceof InvalidClient) await auditFailedClientAuth(inst, request, form, err, address);
+    throw err;
+  }
+  // Counted once authenticated, so that nobody can use up a client's share by naming it.
+  if (client) {
+    const byClient = inst.tokenThrottle.hit(inst.db, `client:${client.id}`, limit);
+    if (!byClient.allowed) return tooManyRequests(byClient.retryAfterSeconds);
+  }
   if (client && !client.grantTypes.includes(grantType)) {
     throw new UnauthorizedClient(`The client is not registered for the grant type ${grantType}.`);
   }
@@ -58,9 +74,43 @@ export const handleToken = backChannel(async (inst: Engine, request: Request) =>
     audit: {
       type: "client",
       id: client?.id ?? null,
-      ip: clientAddress(request),
+      ip: address,
       userAgent: request.headers.get("user-agent"),
     },
   });
   return json(body, 200, { ...NO_STORE });
 });
+
+/** 429 with `Retry-After` (RFC 6585 4) and the endpoint's usual JSON error shape. */
+function tooManyRequests(retryAfterSeconds: number): Response {
+  return json(
+    { error: "rate_limited", error_description: "Too many token requests; retry after the time given in Retry-After." },
+    429,
+    { ...NO_STORE, "Retry-After": String(retryAfterSeconds) },
+  );
+}
+
+/**
+ * A failed client authentication, as an audit event `client.authentication_failed`: sampled per
+ * claimed client and address (lib/oauth/token-throttle.ts, FailureSampler) so that a flood of
+ * wrong secrets writes a few rows that carry its size rather than a row per attempt.
+ */
+async function auditFailedClientAuth(inst: Engine, request: Request, form: Form, err: OAuthError, address: string): Promise<void> {
+  const claimed = claimedClientId(request, form)?.slice(0, 200) ?? null;
+  const sample = inst.tokenThrottle.failures.sample(`${claimed ?? ""}\u0001${address}`);
+  if (!sample.write) return;
+  try {
+    await recordAudit(
+      inst.db,
+      { type: "client", id: null, ip: address, userAgent: request.headers.get("user-agent") },
+      {
+        action: "client.authentication_failed",
+        targetType: "client",
+        targetId: claimed,
+        details: { reason: err.description, unrecordedBefore: sample.suppressed, unrecordedOtherKeys: sample.overall },
+      },
+    );
+  } catch (e) {
+    inst.log.warn({ errClass: (e as Error).name }, "failed client authentication not audited");
+  }
+}

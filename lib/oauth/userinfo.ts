@@ -1,3 +1,4 @@
+import { readBodyText } from "@/lib/http/body";
 import { json, NO_STORE } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import { getGrant } from "@/lib/store/grants";
@@ -18,7 +19,7 @@ const CORS = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Header
 /** A userinfo failure as RFC 6750 3 renders it: the status and a `WWW-Authenticate: Bearer` challenge. */
 class BearerError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403,
+    readonly status: 400 | 401 | 403 | 413,
     /** Absent when the request carried no token at all (RFC 6750 3.1: no error code then). */
     readonly code?: "invalid_request" | "invalid_token" | "insufficient_scope",
     readonly description?: string,
@@ -60,9 +61,9 @@ async function presentedToken(request: Request): Promise<string> {
   if (request.method === "POST" && isFormEncoded(request)) {
     let form;
     try {
-      form = parseForm(await request.text());
+      form = parseForm(await readBodyText(request));
     } catch (err) {
-      if (err instanceof OAuthError) throw new BearerError(400, "invalid_request", err.description);
+      if (err instanceof OAuthError) throw new BearerError(err.status === 413 ? 413 : 400, "invalid_request", err.description);
       throw new BearerError(400, "invalid_request", "The request body could not be read.");
     }
     fromBody = form.get("access_token");

@@ -1,9 +1,13 @@
 import { randomBytes } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { Config } from "@/lib/config";
 import type { Engine } from "@/lib/engine";
-import { CLIENT_ADDRESS_HEADER, resolveClientAddress } from "@/lib/http/client-address";
+import { CLIENT_ADDRESS_HEADER, resolveClientAddress, trustedProxyList } from "@/lib/http/client-address";
 import { API_CSP, commonSecurityHeaders, pageCsp, setsOwnCsp } from "@/lib/http/security-headers";
-import { BodyTooLarge, readBody, sendWebResponse, toWebRequest } from "./node-adapter";
+import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
+import { readBody, RequestAborted, sendWebResponse, toWebRequest } from "./node-adapter";
+import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIMITS, type ServerLimits } from "./limits";
+import { screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type Refusal } from "./request-screen";
 import { fastHandlerFor } from "./routes";
 
 export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -13,17 +17,51 @@ export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => 
  * request to Next (or to `fallback` in tests that run without a Next build).
  */
 export function createToriiServer(engine: Engine, fallback?: NextRequestHandler): http.Server {
+  const server = http.createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, toriiRequestListener(engine, fallback));
+  applyServerLimits(server, serverLimits(engine.config));
+  return server;
+}
+
+/** The timeouts and connection cap of the server for `cfg` (README, "Limits"). */
+export function serverLimits(cfg: Config): ServerLimits {
+  return { ...DEFAULT_SERVER_LIMITS, maxConnections: cfg.maxConnections };
+}
+
+/** The request listener behind `createToriiServer` (tests mount it on their own listening server). */
+export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandler): http.RequestListener {
   const cfg = engine.config;
   const common = commonSecurityHeaders(cfg.issuer);
-  const origin = new URL(cfg.issuer).origin;
+  const issuerUrl = new URL(cfg.issuer);
+  const origin = issuerUrl.origin;
+  const trusted = trustedProxyList(cfg.trustedProxies);
 
-  return http.createServer(async (req, res) => {
+  const refuse = (req: IncomingMessage, res: ServerResponse, refusal: Refusal) => {
+    const body = refusal.status === 204 ? "" : JSON.stringify({ error: "invalid_request", error_description: refusal.message });
+    res.writeHead(refusal.status, {
+      ...common,
+      "Content-Security-Policy": API_CSP,
+      "Cache-Control": "no-store",
+      ...(body ? { "Content-Type": "application/json" } : {}),
+      ...refusal.headers,
+    });
+    // A refused body is never read: the connection closes rather than wait for it.
+    closeAfterAnswer(req, res);
+    res.end(body);
+  };
+
+  return async (req, res) => {
     // Handlers learn the peer address only from this header, which a client can never set itself.
-    const address = resolveClientAddress(req.socket.remoteAddress, header(req, "x-forwarded-for"), cfg.trustProxy);
+    const address = resolveClientAddress(req.socket.remoteAddress, header(req, "x-forwarded-for"), trusted);
     setRequestHeader(req, CLIENT_ADDRESS_HEADER, address);
 
-    const pathname = (req.url ?? "/").split("?")[0]!;
+    const line = screenRequestLine(req.method, req.url, issuerUrl.host);
+    if ("refusal" in line) return refuse(req, res, line.refusal);
+    req.url = line.url;
+    const pathname = req.url.split("?")[0]!;
     const handler = fastHandlerFor(pathname);
+    // Server actions exist only on pages, which Next serves.
+    const early = screenDeclaredLength(req.headers, MAX_BODY_BYTES) ?? (handler ? null : screenServerActionOrigin(req.method!, req.headers));
+    if (early) return refuse(req, res, early);
     try {
       if (handler) {
         let body: Buffer | null = null;
@@ -40,19 +78,49 @@ export function createToriiServer(engine: Engine, fallback?: NextRequestHandler)
         res.setHeader("Content-Security-Policy", csp);
         setRequestHeader(req, "content-security-policy", csp);
       }
-      if (fallback) return await fallback(req, res);
+      if (fallback) {
+        // A route Next serves that refused a streamed body as too large (lib/http/body.ts) has not
+        // read the rest of it: close the connection instead of waiting for all of it.
+        res.on("finish", () => {
+          if (res.statusCode === 413) closeAfterAnswer(req, res);
+        });
+        return await fallback(req, res);
+      }
       res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ error: "not_found" }));
     } catch (err) {
       if (err instanceof BodyTooLarge) {
-        if (!res.headersSent) res.writeHead(413, { "Content-Type": "application/json", ...common, Connection: "close" });
-        res.end(JSON.stringify({ error: "invalid_request", error_description: "Request body too large." }), () => req.destroy());
+        if (!res.headersSent) res.writeHead(413, { "Content-Type": "application/json", ...common });
+        closeAfterAnswer(req, res);
+        res.end(JSON.stringify({ error: "invalid_request", error_description: "Request body too large." }));
         return;
       }
+      if (err instanceof RequestAborted) return;
       engine.log.error({ err, path: pathname }, "request failed");
       if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json", ...common });
       res.end(JSON.stringify({ error: "server_error", error_description: "The server encountered an unexpected condition." }));
     }
-  });
+  };
+}
+
+/** How long a refused body may still arrive (and be discarded) after the answer was sent. */
+const LINGER_MS = 1_000;
+
+/**
+ * Closes the connection of a request whose body was not read, once the answer is out. Not at
+ * once: closing a socket while the client is still sending makes the kernel reset the
+ * connection, and the client then loses the answer it has not read yet. So what still arrives
+ * is discarded for a moment (a "lingering close"), then the socket goes, however much the
+ * client claimed it would send. A request whose body has arrived keeps its connection.
+ */
+function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  // Judged once the answer is out: a body-less request is complete only after its handler started.
+  const close = () => {
+    if (req.complete) return;
+    req.resume();
+    setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
+  };
+  if (res.writableFinished) close();
+  else res.once("finish", close);
 }
 
 /** Replaces (or with `undefined` removes) a request header in both of Node's views of it. */

@@ -1,13 +1,17 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
 
-/** Largest request body the back-channel endpoints read; anything larger is refused with 413. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+/** The client closed the connection before its body was complete: there is no one to answer. */
+export class RequestAborted extends Error {}
 
-export class BodyTooLarge extends Error {}
-
+/** Reads a fast route's body, at most `limit` bytes (lib/http/body.ts): more is refused with 413. */
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     if (Number(req.headers["content-length"] ?? 0) > limit) return reject(new BodyTooLarge());
+    // A client that goes away mid-body leaves nothing waiting for an "end" that never comes.
+    req.on("close", () => {
+      if (!req.complete) reject(new RequestAborted());
+    });
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (c: Buffer) => {

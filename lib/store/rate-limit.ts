@@ -15,15 +15,17 @@ export async function hitRateLimit(
   limit: number,
   windowSeconds: number,
   now = new Date(),
+  /** Events to count at once (an instance reporting what it counted locally, lib/oauth/token-throttle.ts). */
+  increment = 1,
 ): Promise<RateLimitResult> {
   const windowMs = windowSeconds * 1000;
   const windowStart = new Date(Math.floor(now.getTime() / windowMs) * windowMs);
   const expiresAt = new Date(windowStart.getTime() + windowMs);
   const rows = await db.execute<{ count: number }>(sql`
     INSERT INTO rate_limit_counters (key, window_start, count, expires_at)
-    VALUES (${key}, ${windowStart.toISOString()}, 1, ${expiresAt.toISOString()})
+    VALUES (${key}, ${windowStart.toISOString()}, ${increment}, ${expiresAt.toISOString()})
     ON CONFLICT (key) DO UPDATE SET
-      count = CASE WHEN rate_limit_counters.window_start = excluded.window_start THEN rate_limit_counters.count + 1 ELSE 1 END,
+      count = CASE WHEN rate_limit_counters.window_start = excluded.window_start THEN rate_limit_counters.count + excluded.count ELSE excluded.count END,
       window_start = excluded.window_start,
       expires_at = excluded.expires_at
     RETURNING count`);

@@ -1,3 +1,4 @@
+import { hasNul } from "@/lib/http/text-input";
 import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from "jose";
 import type { Caches } from "@/lib/cache/caches";
 import type { Client } from "@/lib/store/clients";
@@ -7,7 +8,7 @@ import { getMachineKey, getUser, type MachineKey } from "@/lib/store/users";
 import { assertionTimeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "../assertion-lifetime";
 import { ASSERTION_ALGS, describeJoseError } from "../client-auth";
 import { endpointUrl } from "../endpoints";
-import { InvalidGrant } from "../errors";
+import { InvalidGrant, InvalidRequest } from "../errors";
 import { parseParams } from "../params/parse";
 import { GRANT, jwtBearerParams } from "../params/token";
 import { parseScope } from "../scopes";
@@ -93,6 +94,7 @@ async function verifyAssertion(g: GrantRequest, assertion: string) {
   }
   if (!alg || !ASSERTION_ALGS.includes(alg)) throw new InvalidGrant("The assertion's algorithm is not accepted.");
   if (!kid) throw new InvalidGrant("The assertion has no kid naming the machine key.");
+  if (hasNul(kid)) throw new InvalidRequest("The assertion's kid contains a NUL character.");
   const key = await getMachineKey(g.db, kid);
   if (!key) throw new InvalidGrant("The assertion's key is unknown.");
   if (key.expiresAt && key.expiresAt <= new Date()) throw new InvalidGrant("The assertion's key has expired.");

@@ -1,4 +1,6 @@
 import { PROMPTS, RESPONSE_TYPES, type ResponseType } from "@/lib/protocol/vocabulary";
+import { hasNul } from "@/lib/http/text-input";
+import { MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { z } from "zod";
 import { isFormEncoded } from "../form";
 
@@ -39,13 +41,15 @@ export async function readAuthorizeParams(request: Request): Promise<RawAuthoriz
   let source: URLSearchParams;
   if (request.method === "POST") {
     if (!isFormEncoded(request)) return { unsupportedBody: true };
-    source = new URLSearchParams(await request.text());
+    source = new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES));
   } else {
     source = new URL(request.url).searchParams;
   }
   const values: Partial<Record<AuthorizeParam, string>> = {};
   const repeated = new Set<AuthorizeParam>();
   for (const [k, v] of source) {
+    // PostgreSQL cannot store a NUL: such a request is malformed (lib/http/text-input.ts).
+    if (hasNul(v)) return { unsupportedBody: true };
     if (!KNOWN.has(k)) continue;
     const key = k as AuthorizeParam;
     if (key in values) repeated.add(key);

@@ -1,0 +1,91 @@
+import type { IncomingHttpHeaders } from "node:http";
+
+/**
+ * The first look at every request, before any handler or Next sees it. Requests that no handler
+ * can answer sensibly (methods nobody serves, request targets that are not a path, a body larger
+ * than the server reads, a forged server-action origin) get their final answer here, so that
+ * they never reach code that would fail on them with a 500 and a stack trace in the log.
+ */
+
+export type Refusal = { status: number; message: string; headers?: Record<string, string> };
+
+/** Methods some endpoint serves (RFC 9110 9.3); the management API uses PUT, PATCH and DELETE. */
+const SERVED = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+/** Methods known to HTTP that no endpoint serves: 405. Anything else is unknown to us: 501 (RFC 9110 15.6.2). */
+const KNOWN_UNSERVED = new Set(["TRACE", "CONNECT", "TRACK", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "QUERY"]);
+const ALLOW = [...SERVED].join(", ");
+
+export type Screened = { refusal: Refusal } | { url: string };
+
+/**
+ * Checks the request line. Returns the origin-form target to serve (`/path?query`) or the refusal.
+ * `issuerHost` is the host (with port) of the issuer: an absolute-form target (RFC 9112 3.2.2)
+ * naming it is served as its path, one naming any other host is refused, never redirected to.
+ */
+export function screenRequestLine(method: string | undefined, target: string | undefined, issuerHost: string): Screened {
+  const m = method ?? "";
+  if (!SERVED.has(m)) {
+    if (KNOWN_UNSERVED.has(m)) return { refusal: { status: 405, message: `The method ${m} is not allowed.`, headers: { Allow: ALLOW } } };
+    return { refusal: { status: 501, message: "The request method is not supported." } };
+  }
+  let url = target ?? "";
+  if (url === "*") {
+    // Asterisk-form is only for a server-wide OPTIONS (RFC 9112 3.2.4).
+    if (m === "OPTIONS") return { refusal: { status: 204, message: "", headers: { Allow: ALLOW } } };
+    return { refusal: { status: 400, message: "The request target must be a path." } };
+  }
+  if (!url.startsWith("/")) {
+    let absolute: URL | undefined;
+    try {
+      absolute = /^https?:\/\//i.test(url) ? new URL(url) : undefined;
+    } catch {
+      absolute = undefined;
+    }
+    if (!absolute || absolute.host.toLowerCase() !== issuerHost.toLowerCase() || absolute.username || absolute.password) {
+      return { refusal: { status: 400, message: "The request target must be a path on this server." } };
+    }
+    url = absolute.pathname + absolute.search;
+  }
+  // "//host/x" would read as a network-path reference to whoever builds a URL from it.
+  if (url.startsWith("//")) return { refusal: { status: 400, message: "The request path is malformed." } };
+  const path = url.split("?")[0]!;
+  try {
+    decodeURIComponent(path);
+  } catch {
+    return { refusal: { status: 400, message: "The request path is malformed." } };
+  }
+  return { url };
+}
+
+/** A declared body larger than the server reads is refused before a byte of it is read. */
+export function screenDeclaredLength(headers: IncomingHttpHeaders, limit: number): Refusal | null {
+  const declared = headers["content-length"];
+  if (declared === undefined) return null;
+  if (!/^\d+$/.test(declared)) return { status: 400, message: "The Content-Length header is malformed." };
+  if (Number(declared) > limit) return { status: 413, message: "Request body too large." };
+  return null;
+}
+
+/**
+ * Next answers a server action whose `Origin` does not match the host with a 500 (and an
+ * unparsable `Origin` with an uncaught exception). The same comparison Next makes, answered 403:
+ * a request that may be a server action (RFC 6454 `Origin` present) must come from this host.
+ */
+export function screenServerActionOrigin(method: string, headers: IncomingHttpHeaders): Refusal | null {
+  if (method !== "POST") return null;
+  const type = (headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  // Next checks the origin of fetch actions (`Next-Action`) and multipart form actions only.
+  const maybeAction = headers["next-action"] !== undefined || type === "multipart/form-data";
+  const origin = headers.origin;
+  if (!maybeAction || origin === undefined) return null;
+  const forwarded = (Array.isArray(headers["x-forwarded-host"]) ? headers["x-forwarded-host"][0] : headers["x-forwarded-host"])?.split(",")[0]?.trim();
+  const host = forwarded || headers.host;
+  let originHost: string | null = null;
+  try {
+    originHost = origin === "null" ? null : new URL(origin).host;
+  } catch {
+    originHost = null;
+  }
+  if (originHost && host && originHost === host) return null;
+  return { status: 403, message: "The request's origin is not allowed." };
+}

@@ -1,0 +1,189 @@
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveClientAddress, trustedProxyList } from "@/lib/http/client-address";
+import { startTestInstance, type TestInstance } from "./harness";
+import { NEXT_ROUTES } from "./next-routes";
+import { rawRequest } from "./raw-http";
+
+/**
+ * Issue 16, the edge of the server: bounded bodies on every route (defect 1), timeouts and a
+ * connection cap, request lines no handler can serve (defect 6), absolute-form targets
+ * (defect 11) and the client address behind trusted proxies (defect 3).
+ */
+let t: TestInstance;
+beforeAll(async () => {
+  t = await startTestInstance({}, { nextRoutes: true, limits: { headersTimeoutMs: 1000, requestTimeoutMs: 1500, maxConnections: 20 } });
+});
+afterAll(() => t.close());
+
+const host = () => new URL(t.baseUrl).host;
+const MiB = 1024 * 1024;
+const BODY_ROUTES = ["/oauth/v2/authorize", "/oidc/v1/end_session", "/ui/logout/confirm", "/ui/login/submit/loginname", "/ui/login/submit/password", "/ui/login/submit/account", "/ui/login/submit/register", "/ui/console/signout", "/oauth/v2/token", "/oauth/v2/introspect", "/oauth/v2/revoke", "/oidc/v1/userinfo", "/management/v1/users"];
+
+/** A body streamed in chunks without a Content-Length, as a client can send any size. */
+function streamed(bytes: number): ReadableStream<Uint8Array> {
+  const chunk = new Uint8Array(64 * 1024).fill(0x61);
+  let sent = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (sent >= bytes) return c.close();
+      sent += chunk.length;
+      c.enqueue(chunk);
+    },
+  });
+}
+
+describe("bounded bodies (defect 1)", () => {
+  it.each(BODY_ROUTES)("%s: a declared body over the limit is refused with 413 before it is read", async (path) => {
+    const r = await rawRequest(
+      t.baseUrl,
+      `POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 999999999\r\n\r\nabc`,
+    );
+    expect(r.status).toBe(413);
+    // The lying Content-Length does not hold the connection: answered at once, closed after a
+    // short linger (lib/server/create-server.ts, closeAfterAnswer).
+    expect(r.closed).toBe(true);
+    expect(r.ms).toBeLessThan(3000);
+  });
+
+  it.each(BODY_ROUTES)("%s: a streamed body over the limit (no Content-Length) is refused with 413", async (path) => {
+    const res = await fetch(t.baseUrl + path, {
+      method: "POST",
+      headers: { "content-type": path.startsWith("/management") ? "application/json" : "application/x-www-form-urlencoded", authorization: `Bearer ${t.adminPat}` },
+      body: streamed(3 * MiB),
+      // @ts-expect-error Node's fetch needs this for a streamed body.
+      duplex: "half",
+    }).catch((err: Error) => err);
+    // The server may close while the client is still sending; then the client sees the reset.
+    if (res instanceof Error) return expect(String(res.cause ?? res)).toMatch(/EPIPE|ECONNRESET|closed|terminated|other side/i);
+    expect(res.status).toBe(413);
+  });
+
+  it("a body under the limit still works on the Next-served routes (end_session POST)", async () => {
+    const res = await fetch(t.baseUrl + "/oidc/v1/end_session", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "state=x&pad=" + "a".repeat(10_000),
+      redirect: "manual",
+    });
+    expect(res.status).toBe(303);
+  });
+
+  it("the route table of the Next stand-in covers every POST route Next serves", () => {
+    for (const p of BODY_ROUTES.slice(0, 8)) expect(NEXT_ROUTES[p]).toBeDefined();
+  });
+
+  it("a half-sent body is cut off by the request timeout, not kept open", async () => {
+    const r = await rawRequest(
+      t.baseUrl,
+      `POST /oauth/v2/token HTTP/1.1\r\nHost: ${host()}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nabc`,
+      { waitMs: 6000 },
+    );
+    expect(r.closed).toBe(true);
+    expect(r.ms).toBeLessThan(4500);
+    expect([0, 408]).toContain(r.status);
+  });
+
+  it("headers that never finish are cut off by the header timeout", async () => {
+    const r = await rawRequest(t.baseUrl, `GET /healthz HTTP/1.1\r\nHost: ${host()}\r\nX-Slow: 1\r\n`, { waitMs: 6000 });
+    expect(r.closed).toBe(true);
+    expect(r.ms).toBeLessThan(4500);
+  });
+
+  it("connections over the cap are closed at once", async () => {
+    const { hostname, port } = new URL(t.baseUrl);
+    const open: net.Socket[] = [];
+    try {
+      for (let i = 0; i < 20; i++) {
+        const s = net.connect(Number(port), hostname);
+        await new Promise((r) => s.once("connect", r));
+        open.push(s);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      const r = await rawRequest(t.baseUrl, `GET /healthz HTTP/1.1\r\nHost: ${host()}\r\n\r\n`, { waitMs: 2000 });
+      expect(r.status).toBe(0);
+      expect(r.closed).toBe(true);
+    } finally {
+      for (const s of open) s.destroy();
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await fetch(t.baseUrl + "/healthz")).status).toBe(200);
+  });
+});
+
+describe("request lines no endpoint serves (defects 6 and 11)", () => {
+  const paths = ["/", "/oauth/v2/token", "/oauth/v2/authorize", "/oidc/v1/end_session", "/management/v1/users", "/.well-known/openid-configuration", "/ui/console"];
+
+  it.each(paths)("TRACE %s is 405 with Allow, unknown methods 501", async (path) => {
+    const trace = await rawRequest(t.baseUrl, `TRACE ${path} HTTP/1.1\r\nHost: ${host()}\r\nConnection: close\r\n\r\n`);
+    expect(trace.status).toBe(405);
+    expect(trace.head).toMatch(/\r\nallow: GET, HEAD, POST/i);
+    const odd = await rawRequest(t.baseUrl, `BREW ${path} HTTP/1.1\r\nHost: ${host()}\r\nConnection: close\r\n\r\n`);
+    expect([400, 501]).toContain(odd.status);
+  });
+
+  it("GET * is 400; OPTIONS * is answered with the methods", async () => {
+    expect((await rawRequest(t.baseUrl, `GET * HTTP/1.1\r\nHost: ${host()}\r\nConnection: close\r\n\r\n`)).status).toBe(400);
+    const o = await rawRequest(t.baseUrl, `OPTIONS * HTTP/1.1\r\nHost: ${host()}\r\nConnection: close\r\n\r\n`);
+    expect(o.status).toBe(204);
+    expect(o.head).toMatch(/\r\nallow: /i);
+  });
+
+  it.each(["/%", "/oauth/v2/%zz", "//evil.example/x", "/management/v1/users/%E0%A4%A"])("a malformed path %s is 400", async (path) => {
+    const r = await rawRequest(t.baseUrl, `GET ${path} HTTP/1.1\r\nHost: ${host()}\r\nConnection: close\r\n\r\n`);
+    expect(r.status).toBe(400);
+    expect(r.body).not.toMatch(/at .*\.ts:\d+/);
+  });
+
+  it("an absolute-form target naming another host is 400, never a redirect to it (defect 11)", async () => {
+    for (const target of ["http://evil.example/oauth/v2/authorize", "http://evil.example/", "https://evil.example//x"]) {
+      const r = await rawRequest(t.baseUrl, `GET ${target} HTTP/1.1\r\nHost: ${host()}\r\nConnection: close\r\n\r\n`);
+      expect(r.status).toBe(400);
+      expect(r.head).not.toMatch(/\r\nlocation:/i);
+    }
+  });
+
+  it("an absolute-form target naming this server is served as its path (RFC 9112 3.2.2)", async () => {
+    const r = await rawRequest(t.baseUrl, `GET ${t.issuer}/healthz HTTP/1.1\r\nHost: ${host()}\r\nConnection: close\r\n\r\n`);
+    expect(r.status).toBe(200);
+    expect(r.body).toContain('"ok"');
+  });
+
+  it("a server action with a foreign or null Origin is 403, not 500", async () => {
+    for (const origin of ["https://evil.example", "null", "not a url"]) {
+      const res = await fetch(t.baseUrl + "/ui/console/settings", {
+        method: "POST",
+        headers: { origin, "next-action": "0123456789abcdef0123456789abcdef01234567", "content-type": "text/plain;charset=UTF-8" },
+        body: "[]",
+      });
+      expect(res.status).toBe(403);
+    }
+    // The same request from this origin goes on to Next (here: the stand-in, which serves no pages).
+    const same = await fetch(t.baseUrl + "/ui/console/settings", {
+      method: "POST",
+      headers: { origin: t.baseUrl, "next-action": "0123456789abcdef0123456789abcdef01234567", "content-type": "text/plain;charset=UTF-8" },
+      body: "[]",
+    });
+    expect(same.status).toBe(404);
+  });
+});
+
+describe("client address behind trusted proxies (defect 3)", () => {
+  const list = trustedProxyList(["10.0.0.0/8", "127.0.0.1/32", "fd00::/8"]);
+
+  it("takes the rightmost X-Forwarded-For address that is not a trusted proxy", () => {
+    expect(resolveClientAddress("10.1.2.3", "6.6.6.6, 203.0.113.9, 10.0.0.5", list)).toBe("203.0.113.9");
+    expect(resolveClientAddress("::ffff:127.0.0.1", "1.1.1.1, 2001:db8::1", list)).toBe("2001:db8::1");
+    expect(resolveClientAddress("fd00::1", "[2001:db8::2]:443", list)).toBe("2001:db8::2");
+    expect(resolveClientAddress("10.0.0.1", "10.0.0.2, 10.0.0.3", list)).toBe("10.0.0.2");
+  });
+
+  it("ignores X-Forwarded-For from a peer that is not a trusted proxy", () => {
+    expect(resolveClientAddress("198.51.100.7", "1.2.3.4", list)).toBe("198.51.100.7");
+    expect(resolveClientAddress("198.51.100.7", "1.2.3.4", trustedProxyList([]))).toBe("198.51.100.7");
+  });
+
+  it("stops at a hop that is not an address", () => {
+    expect(resolveClientAddress("10.0.0.1", "1.2.3.4, garbage", list)).toBe("10.0.0.1");
+  });
+});

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TokenThrottle } from "@/lib/oauth/token-throttle";
+import { SlidingWindow } from "@/lib/http/sliding-window";
+import { startTestInstance, type TestInstance } from "./harness";
+import { basic, makeClient } from "./token-support";
+
+/**
+ * Issue 16, defect 7: `rateLimits.tokenPerMinute` is enforced per client address and per client
+ * (429 with Retry-After), and failed client authentications are audited without flooding the log.
+ * The instance trusts the loopback proxy so that each request can come from an address of its own.
+ */
+let t: TestInstance;
+beforeAll(async () => {
+  t = await startTestInstance({ IDP_TRUSTED_PROXIES: "127.0.0.1/32,::1" });
+  const r = await t.api("/management/v1/settings", { method: "PUT", json: { rateLimits: { tokenPerMinute: 5 } } });
+  expect(r.status).toBe(200);
+});
+afterAll(() => t.close());
+
+const tokenRequest = (auth: string, from: string) =>
+  fetch(t.baseUrl + "/oauth/v2/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", authorization: auth, "x-forwarded-for": from },
+    body: "grant_type=client_credentials",
+  });
+
+describe("token endpoint rate limit", () => {
+  it("per address: wrong secrets are stopped with 429, Retry-After and a JSON error", async () => {
+    const { client } = await makeClient(t, { grantTypes: ["client_credentials"] });
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 8; i++) {
+      last = await tokenRequest(basic(client.id, "wrong"), "198.51.100.1");
+      statuses.push(last.status);
+    }
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5)).toEqual([429, 429, 429]);
+    expect(Number(last!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(Number(last!.headers.get("retry-after"))).toBeLessThanOrEqual(60);
+    expect(last!.headers.get("content-type")).toMatch(/application\/json/);
+    expect(await last!.json()).toEqual({ error: "rate_limited", error_description: expect.any(String) });
+  });
+
+  it("per client: its own requests from many addresses are limited, and nobody else can use up its share", async () => {
+    const { client, secret } = await makeClient(t, { grantTypes: ["client_credentials"] });
+    // Strangers naming the client with wrong secrets do not count against it.
+    for (let i = 0; i < 5; i++) expect((await tokenRequest(basic(client.id, "wrong"), `203.0.113.${100 + i}`)).status).toBe(401);
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await tokenRequest(basic(client.id, secret!), `203.0.113.${i + 1}`)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    // Another client is not affected.
+    const other = await makeClient(t, { grantTypes: ["client_credentials"] });
+    expect((await tokenRequest(basic(other.client.id, other.secret!), "203.0.113.50")).status).toBe(200);
+  });
+
+  it("a flood of failed authentications writes one sampled audit event per client and address a minute", async () => {
+    await t.api("/management/v1/settings", { method: "PUT", json: { rateLimits: { tokenPerMinute: 1000 } } });
+    const { client } = await makeClient(t, { grantTypes: ["client_credentials"] });
+    for (let i = 0; i < 30; i++) expect((await tokenRequest(basic(client.id, "wrong" + i), "192.0.2.200")).status).toBe(401);
+    const audit = await (await t.api("/management/v1/audit?action=client.authentication_failed&limit=100")).json();
+    const mine = audit.events.filter((e: { targetId: string | null }) => e.targetId === client.id);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ ip: "192.0.2.200", actorType: "client" });
+    await t.api("/management/v1/settings", { method: "PUT", json: { rateLimits: { tokenPerMinute: 5 } } });
+  });
+});
+
+describe("the counters", () => {
+  it("the sliding window forgets the previous minute gradually, not all at once", () => {
+    const w = new SlidingWindow(60_000);
+    const start = 60_000 * 1000;
+    for (let i = 0; i < 10; i++) expect(w.hit("k", 10, start + 59_000).allowed).toBe(true);
+    // Just after the minute turns, nearly all of the previous minute still counts.
+    expect(w.hit("k", 10, start + 61_000).allowed).toBe(false);
+    // Half-way through the next minute, half of it does.
+    let allowed = 0;
+    for (let i = 0; i < 10; i++) if (w.hit("k", 10, start + 90_000).allowed) allowed++;
+    expect(allowed).toBe(5);
+  });
+
+  it("two instances share one limit through the database, within a batch per instance", async () => {
+    const a = new TokenThrottle();
+    const b = new TokenThrottle();
+    const key = `addr:shared-${Date.now()}`;
+    const settle = () => new Promise((r) => setTimeout(r, 50));
+    let allowedA = 0;
+    for (let i = 0; i < 10; i++) {
+      if (a.hit(t.inst.db, key, 10).allowed) allowedA++;
+      await settle();
+    }
+    expect(allowedA).toBe(10);
+    let allowedB = 0;
+    for (let i = 0; i < 5; i++) {
+      if (b.hit(t.inst.db, key, 10).allowed) allowedB++;
+      await settle();
+    }
+    // B admits at most one batch (a tenth of the limit, here one request) before it learns A's count.
+    expect(allowedB).toBeLessThanOrEqual(1);
+  });
+});
