@@ -37,7 +37,7 @@ async function main() {
   const app = next({ dev: false, dir: process.cwd(), hostname: cfg.hostname, port: cfg.port });
   await app.prepare();
   const handle = app.getRequestHandler();
-  const server = createToriiServer(cfg, (req, res) => handle(req, res));
+  const server = createToriiServer(cfg, (req, res) => handle(req, res), { roundTrips: inst.database.roundTrips });
   server.keepAliveTimeout = 65_000;
 
   server.on("error", (err: NodeJS.ErrnoException) => {

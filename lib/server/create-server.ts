@@ -4,6 +4,7 @@ import type { Config } from "@/lib/config";
 import { CLIENT_ADDRESS_HEADER, resolveClientAddress } from "@/lib/http/client-address";
 import { API_CSP, commonSecurityHeaders, pageCsp, setsOwnCsp } from "@/lib/http/security-headers";
 import { log } from "@/lib/log";
+import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
 import { BodyTooLarge, readBody, sendWebResponse, toWebRequest } from "./node-adapter";
 import { fastHandlerFor } from "./routes";
 
@@ -13,11 +14,15 @@ export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => 
  * The production HTTP server: back-channel endpoints straight to their Web handlers, every other
  * request to Next (or to `fallback` in tests that run without a Next build).
  */
-export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): http.Server {
+export function createToriiServer(
+  cfg: Config,
+  fallback?: NextRequestHandler,
+  opts: { roundTrips?: RoundTripCounter } = {},
+): http.Server {
   const common = commonSecurityHeaders(cfg.issuer);
   const origin = new URL(cfg.issuer).origin;
 
-  return http.createServer(async (req, res) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
     // Handlers learn the peer address only from this header, which a client can never set itself.
     const address = resolveClientAddress(req.socket.remoteAddress, header(req, "x-forwarded-for"), cfg.trustProxy);
     setRequestHeader(req, CLIENT_ADDRESS_HEADER, address);
@@ -52,7 +57,22 @@ export function createToriiServer(cfg: Config, fallback?: NextRequestHandler): h
       if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json", ...common });
       res.end(JSON.stringify({ error: "server_error", error_description: "The server encountered an unexpected condition." }));
     }
-  });
+  };
+
+  const counter = opts.roundTrips;
+  if (!counter) return http.createServer(serve);
+  // Benchmark only (IDP_DEBUG_DB_ROUND_TRIPS=1): the statements each request sent, in a response
+  // header written with the status line (a redirect or an API answer has done all its work by then).
+  return http.createServer((req, res) =>
+    counter.run((tally) => {
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
+        if (!this.headersSent) this.setHeader(ROUND_TRIPS_HEADER, String(tally.n));
+        return writeHead.apply(this, args);
+      } as typeof writeHead;
+      return serve(req, res);
+    }),
+  );
 }
 
 /** Replaces (or with `undefined` removes) a request header in both of Node's views of it. */
