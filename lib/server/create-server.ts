@@ -21,6 +21,8 @@ export function createToriiServer(
 ): http.Server {
   const common = commonSecurityHeaders(cfg.issuer);
   const origin = new URL(cfg.issuer).origin;
+  // Built once, not per request: the defaults every back-channel answer starts from.
+  const apiHeaders = Object.freeze({ ...common, "Content-Security-Policy": API_CSP });
 
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     // Handlers learn the peer address only from this header, which a client can never set itself.
@@ -34,7 +36,7 @@ export function createToriiServer(
         let body: Buffer | null = null;
         if (req.method !== "GET" && req.method !== "HEAD") body = await readBody(req);
         const response = await handler(toWebRequest(req, origin, body));
-        await sendWebResponse(res, response, { ...common, "Content-Security-Policy": API_CSP });
+        await sendWebResponse(res, response, apiHeaders);
         return;
       }
       for (const [k, v] of Object.entries(common)) res.setHeader(k, v);
