@@ -119,6 +119,7 @@ async function main() {
         opsPerSec: r.reduce((a, x) => a + x.opsPerSec, 0) / r.length,
         p50: r.reduce((a, x) => a + x.p50, 0) / r.length,
         p99: Math.max(...r.map((x) => x.p99)),
+        cpuMsPerOp: r.every((x) => x.cpuMsPerOp != null) ? r.reduce((a, x) => a + x.cpuMsPerOp, 0) / r.length : null,
         errors: r.reduce((a, x) => a + x.errors, 0),
         errorSamples: r.flatMap((x) => x.errorSamples).slice(0, 3),
         runs: r,
@@ -128,6 +129,9 @@ async function main() {
     const tt = row.targets;
     row.toriiPerPeer = tt.torii && tt.peer ? tt.torii.opsPerSec / tt.peer.opsPerSec : null;
     row.toriiPerLimit = tt.torii && tt.limit ? tt.torii.opsPerSec / tt.limit.opsPerSec : null;
+    // The same ratio from CPU time per operation (peer's over Torii's: above 1 means Torii needs less).
+    row.toriiPerPeerCpu = tt.torii?.cpuMsPerOp && tt.peer?.cpuMsPerOp ? tt.peer.cpuMsPerOp / tt.torii.cpuMsPerOp : null;
+    row.toriiPerLimitCpu = tt.torii?.cpuMsPerOp && tt.limit?.cpuMsPerOp ? tt.limit.cpuMsPerOp / tt.torii.cpuMsPerOp : null;
     results.push(row);
     printScenario(row);
   }
@@ -148,9 +152,13 @@ async function main() {
 /** One autocannon run; ops are whole scenario iterations (the code flow is two requests). */
 async function measure(t, steps, duration) {
   const tally = { failed: 0, samples: [] };
+  const cpuBefore = t.proc.cpuMs();
   const r = await autocannon({ url: t.issuer, connections: opts.connections, duration, requests: loadRequests(steps, tally) });
   const errors = tally.failed + r.errors + r.timeouts;
+  const cpuAfter = t.proc.cpuMs();
+  const ops = r.requests.total / steps.length;
   return {
+    cpuMsPerOp: cpuBefore == null || cpuAfter == null || !ops ? null : (cpuAfter - cpuBefore) / ops,
     opsPerSec: r.requests.total / steps.length / r.duration,
     requests: r.requests.total,
     p50: r.latency.p50,
@@ -168,21 +176,24 @@ function table(rows) {
 function printScenario(row) {
   const unit = row.stepsPerOp > 1 ? "flows/s" : "req/s";
   log(`\n== ${row.scenario}: ${row.title}`);
-  const rows = [["server", unit, "p50 ms", "p99 ms", "errors"]];
-  for (const [k, v] of Object.entries(row.targets)) rows.push([LABEL[k], fmt(v.opsPerSec), fmt(v.p50, 1), fmt(v.p99, 1), fmt(v.errors)]);
+  const rows = [["server", unit, "p50 ms", "p99 ms", "errors", "CPU ms/op"]];
+  for (const [k, v] of Object.entries(row.targets)) rows.push([LABEL[k], fmt(v.opsPerSec), fmt(v.p50, 1), fmt(v.p99, 1), fmt(v.errors), fmt(v.cpuMsPerOp, 2)]);
   log(table(rows));
   const ratios = [];
   if (row.toriiPerPeer != null) ratios.push(`Torii/peer ${fmt(row.toriiPerPeer, 2)}`);
   else if (row.peerMissing) ratios.push(`Torii/peer n/a (${row.peerMissing})`);
   if (row.toriiPerLimit != null) ratios.push(`Torii/limit ${fmt(row.toriiPerLimit, 2)}`);
+  if (row.toriiPerPeerCpu != null || row.toriiPerLimitCpu != null) {
+    ratios.push(`by CPU time per op: Torii/peer ${fmt(row.toriiPerPeerCpu, 2)}, Torii/limit ${fmt(row.toriiPerLimitCpu, 2)}`);
+  }
   if (ratios.length) log(ratios.join(", "));
   if (row.roundTrips) log(`Torii database round trips per ${row.stepsPerOp > 1 ? "flow" : "request"}: ${row.roundTrips.map((r) => `${r.step} ${r.count}`).join(" + ")}`);
   for (const [k, v] of Object.entries(row.targets)) if (v.errors) log(`  ${LABEL[k]} errors (status or answer not the expected success), e.g.: ${v.errorSamples.join(" | ")}`);
 }
 
 function printSummary(results) {
-  log("\n== Summary (ops/s; p99 ms; errors)");
-  const rows = [["scenario", "Torii", "peer", "limit", "Torii/peer", "Torii/limit", "Torii p99", "errors", "DB trips"]];
+  log("\n== Summary (ops/s; ratios of ops/s, and of CPU ms per op; p99 ms; errors; Torii's database round trips per op)");
+  const rows = [["scenario", "Torii", "peer", "limit", "Torii/peer", "Torii/limit", "CPU T/p", "CPU T/l", "Torii p99", "errors", "DB trips"]];
   for (const r of results) {
     const t = r.targets;
     rows.push([
@@ -192,6 +203,8 @@ function printSummary(results) {
       fmt(t.limit?.opsPerSec),
       r.toriiPerPeer == null ? "n/a" : fmt(r.toriiPerPeer, 2),
       r.toriiPerLimit == null ? "–" : fmt(r.toriiPerLimit, 2),
+      r.toriiPerPeerCpu == null ? (r.peerMissing ? "n/a" : "–") : fmt(r.toriiPerPeerCpu, 2),
+      r.toriiPerLimitCpu == null ? "–" : fmt(r.toriiPerLimitCpu, 2),
       fmt(t.torii?.p99, 1),
       fmt(Object.values(t).reduce((a, v) => a + v.errors, 0)),
       r.roundTrips ? r.roundTrips.map((x) => x.count).join("+") : "–",

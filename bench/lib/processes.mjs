@@ -4,6 +4,8 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 
 const children = new Set();
+// USER_HZ: 100 on every Linux architecture Node runs on (getconf CLK_TCK).
+const CLOCK_TICKS = 100;
 const cleanups = [];
 let stopping;
 
@@ -59,6 +61,20 @@ export async function startNode(name, args, { env, cwd, readyLine, readyUrl, tim
       try {
         const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"));
         return m ? Math.round(Number(m[1]) / 1024) : null;
+      } catch {
+        return null;
+      }
+    },
+    /**
+     * CPU time (user + system, all threads) the process has used, in ms, from /proc (Linux), or
+     * null elsewhere. Per operation it is a figure a busy shared machine distorts much less than
+     * req/s: waiting for a core costs latency, not CPU time.
+     */
+    cpuMs() {
+      try {
+        const stat = fs.readFileSync(`/proc/${child.pid}/stat`, "utf8");
+        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
       } catch {
         return null;
       }
