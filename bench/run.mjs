@@ -16,7 +16,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { buildIsStale } from "../scripts/build-state.mjs";
-import { stopAll } from "./lib/processes.mjs";
+import { isStopping, stopAll } from "./lib/processes.mjs";
 import { loadRequests, probe, SCENARIOS } from "./lib/scenarios.mjs";
 import { prepare, startLimit, startPeer, startTorii } from "./lib/targets.mjs";
 
@@ -221,7 +221,7 @@ try {
     code = 1;
   }
 } catch (err) {
-  console.error(`\nbench failed: ${err instanceof Error ? err.stack : err}`);
+  if (!isStopping()) console.error(`\nbench failed: ${err instanceof Error ? err.stack : err}`);
   code = 1;
 } finally {
   await stopAll();

@@ -97,6 +97,11 @@ export function onCleanup(fn) {
   cleanups.push(fn);
 }
 
+/** True once stopping has begun (a signal or the end): errors of requests cut short are expected then. */
+export function isStopping() {
+  return stopping !== undefined;
+}
+
 export function stopAll() {
   stopping ??= (async () => {
     await Promise.all([...children].map((c) => stopChild(c, new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once("exit", r))))));
