@@ -3,6 +3,8 @@
 //  2. vitest on PostgreSQL, when TEST_DATABASE_URL is set (a fresh database per test file)
 //  3. Playwright in Debian's Chromium against the production build (built first when stale), on
 //     PGlite, and again on PostgreSQL when TEST_DATABASE_URL is set
+//  4. the smoke test of `npm run bench` (test/bench-smoke.test.ts), last because it needs the
+//     production build the browser tests just made (the vitest runs above skip it)
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 
@@ -31,10 +33,10 @@ const playwrightCounts = (j) => ({
 });
 const vitest = (file) => ["node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", `--outputFile=${file}`];
 
-run("vitest (PGlite)", process.execPath, vitest("test-results/vitest-pglite.json"), { TORII_TEST_DB: "pglite" }, "test-results/vitest-pglite.json", vitestCounts);
+run("vitest (PGlite)", process.execPath, vitest("test-results/vitest-pglite.json"), { TORII_TEST_DB: "pglite", TORII_BENCH_SMOKE: "0" }, "test-results/vitest-pglite.json", vitestCounts);
 
 if (process.env.TEST_DATABASE_URL) {
-  run("vitest (PostgreSQL)", process.execPath, vitest("test-results/vitest-pg.json"), { TORII_TEST_DB: "pg" }, "test-results/vitest-pg.json", vitestCounts);
+  run("vitest (PostgreSQL)", process.execPath, vitest("test-results/vitest-pg.json"), { TORII_TEST_DB: "pg", TORII_BENCH_SMOKE: "0" }, "test-results/vitest-pg.json", vitestCounts);
 } else {
   console.log("\n=== vitest (PostgreSQL) ===\nskipped: set TEST_DATABASE_URL=postgres://... to run the suite against PostgreSQL too");
 }
@@ -55,6 +57,15 @@ if (process.env.TORII_SKIP_E2E) {
     );
   }
 }
+
+run(
+  "bench smoke (npm run bench, 1 s per scenario)",
+  process.execPath,
+  [...vitest("test-results/vitest-bench.json"), "test/bench-smoke.test.ts"],
+  { TORII_BENCH_SMOKE: "1" },
+  "test-results/vitest-bench.json",
+  vitestCounts,
+);
 
 console.log("\n=== Summary ===");
 for (const r of results) console.log(`${r.name}: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`);

@@ -6,6 +6,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import * as schema from "@/db/schema";
+import { RoundTripCounter, roundTripCountingEnabled } from "./round-trips";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** A transaction or the database: store functions accept either. */
@@ -30,21 +31,28 @@ export interface Database {
    */
   listen?(channel: string, onMessage: (payload: string) => void, onLost: (err: Error) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /** Present only with IDP_DEBUG_DB_ROUND_TRIPS=1 (the benchmark's round-trip count). */
+  roundTrips?: RoundTripCounter;
 }
 
 export function openDatabase(opts: { databaseUrl?: string; dataDir: string; inMemory?: boolean }): Database {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
-  return openPglite(opts.inMemory ? undefined : path.join(opts.dataDir, "pgdata"));
+  const counter = roundTripCountingEnabled() ? new RoundTripCounter() : undefined;
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, counter);
+  return openPglite(opts.inMemory ? undefined : path.join(opts.dataDir, "pgdata"), counter);
 }
 
-function openPostgres(url: string): Database {
+/** Drizzle's logger sees every statement it sends (on PostgreSQL also BEGIN and COMMIT). */
+const countingLogger = (counter: RoundTripCounter) => ({ logQuery: () => counter.count() });
+
+function openPostgres(url: string, counter?: RoundTripCounter): Database {
   const pool = new pg.Pool({ connectionString: url, max: Number(process.env.IDP_DB_POOL_SIZE ?? 10) });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on("error", (err) => console.error(`[torii] database connection error: ${err.message}`));
-  const db = drizzlePg(pool, { schema }) as unknown as Db;
+  const db = drizzlePg(pool, { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
   return {
     kind: "pg",
     db,
+    roundTrips: counter,
     async session() {
       const client = await pool.connect();
       return {
@@ -100,13 +108,19 @@ async function listenOnOwnConnection(
   };
 }
 
-function openPglite(dir: string | undefined): Database {
+function openPglite(dir: string | undefined, counter?: RoundTripCounter): Database {
   if (dir) fs.mkdirSync(dir, { recursive: true });
   const client = new PGlite(dir);
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  if (counter) {
+    // PGlite runs BEGIN and COMMIT/ROLLBACK itself, outside drizzle's logger: two more per transaction.
+    const transaction = client.transaction.bind(client);
+    client.transaction = ((fn: Parameters<typeof transaction>[0]) => (counter.count(2), transaction(fn))) as typeof client.transaction;
+  }
+  const db = drizzlePglite(client, { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
   return {
     kind: "pglite",
     db,
+    roundTrips: counter,
     async session() {
       // PGlite is a single connection; the migrator's statements simply run on it.
       return {

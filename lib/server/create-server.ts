@@ -8,6 +8,7 @@ import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
 import { readBody, RequestAborted, sendWebResponse, toWebRequest } from "./node-adapter";
 import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIMITS, type ServerLimits } from "./limits";
 import { screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type Refusal } from "./request-screen";
+import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
 import { fastHandlerFor } from "./routes";
 
 export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -17,7 +18,10 @@ export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => 
  * request to Next (or to `fallback` in tests that run without a Next build).
  */
 export function createToriiServer(engine: Engine, fallback?: NextRequestHandler): http.Server {
-  const server = http.createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, toriiRequestListener(engine, fallback));
+  let listener = toriiRequestListener(engine, fallback);
+  const counter = engine.database.roundTrips;
+  if (counter) listener = countingRoundTrips(counter, listener);
+  const server = http.createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, listener);
   applyServerLimits(server, serverLimits(engine.config));
   return server;
 }
@@ -34,6 +38,8 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
   const issuerUrl = new URL(cfg.issuer);
   const origin = issuerUrl.origin;
   const trusted = trustedProxyList(cfg.trustedProxies);
+  // Built once, not per request: the defaults every back-channel answer starts from.
+  const apiHeaders = Object.freeze({ ...common, "Content-Security-Policy": API_CSP });
 
   const refuse = (req: IncomingMessage, res: ServerResponse, refusal: Refusal) => {
     const body = refusal.status === 204 ? "" : JSON.stringify({ error: "invalid_request", error_description: refusal.message });
@@ -67,7 +73,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
         let body: Buffer | null = null;
         if (req.method !== "GET" && req.method !== "HEAD") body = await readBody(req);
         const response = await handler(engine, toWebRequest(req, origin, body));
-        await sendWebResponse(res, response, { ...common, "Content-Security-Policy": API_CSP });
+        await sendWebResponse(res, response, apiHeaders);
         return;
       }
       for (const [k, v] of Object.entries(common)) res.setHeader(k, v);
@@ -139,4 +145,20 @@ function setRequestHeader(req: IncomingMessage, name: string, value: string | un
 function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * Benchmark only (IDP_DEBUG_DB_ROUND_TRIPS=1): the statements each request sent, in a response
+ * header written with the status line (a redirect or an API answer has done all its work by then).
+ */
+function countingRoundTrips(counter: RoundTripCounter, listener: http.RequestListener): http.RequestListener {
+  return (req, res) =>
+    counter.run((tally) => {
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
+        if (!this.headersSent) this.setHeader(ROUND_TRIPS_HEADER, String(tally.n));
+        return writeHead.apply(this, args);
+      } as typeof writeHead;
+      return listener(req, res);
+    });
 }

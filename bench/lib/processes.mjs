@@ -1,0 +1,128 @@
+// Every process the bench starts, and the one place that stops them: at the end, on Ctrl-C, on
+// SIGTERM and on an error. Temporary folders and PostgreSQL databases are cleaned up there too.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+
+const children = new Set();
+// USER_HZ: 100 on every Linux architecture Node runs on (getconf CLK_TCK).
+const CLOCK_TICKS = 100;
+const cleanups = [];
+let stopping;
+
+/** Starts `node <args>`; resolves once `ready(line)` accepts a stdout line (or `readyUrl` answers 200). */
+export async function startNode(name, args, { env, cwd, readyLine, readyUrl, timeoutMs = 120_000 }) {
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  children.add(child);
+  const stderr = [];
+  child.stderr.on("data", (d) => {
+    stderr.push(String(d));
+    if (stderr.length > 50) stderr.shift();
+  });
+  let ready = false;
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => (children.delete(child), resolve({ code, signal }))));
+  const lineReady = new Promise((resolve) => {
+    let buf = "";
+    child.stdout.on("data", (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (readyLine && !ready && line.startsWith(readyLine)) resolve(line);
+      }
+      if (buf.length > 1e6) buf = "";
+    });
+  });
+  const urlReady = readyUrl
+    ? (async () => {
+        for (;;) {
+          try {
+            if ((await fetch(readyUrl)).ok) return;
+          } catch {}
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })()
+    : null;
+  let timer;
+  const result = await Promise.race([
+    readyLine ? lineReady : urlReady,
+    exited.then(({ code, signal }) => {
+      throw new Error(`${name} exited before it was ready (code ${code}, signal ${signal}):\n${stderr.join("").slice(-3000)}`);
+    }),
+    new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${name} was not ready after ${timeoutMs / 1000} s`)), timeoutMs))),
+  ]).finally(() => clearTimeout(timer));
+  ready = true;
+  return {
+    name,
+    pid: child.pid,
+    readyLine: typeof result === "string" ? result : undefined,
+    /** Resident memory in MB, from /proc (Linux), or null elsewhere. */
+    rssMb() {
+      try {
+        const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"));
+        return m ? Math.round(Number(m[1]) / 1024) : null;
+      } catch {
+        return null;
+      }
+    },
+    /**
+     * CPU time (user + system, all threads) the process has used, in ms, from /proc (Linux), or
+     * null elsewhere. Per operation it is a figure a busy shared machine distorts much less than
+     * req/s: waiting for a core costs latency, not CPU time.
+     */
+    cpuMs() {
+      try {
+        const stat = fs.readFileSync(`/proc/${child.pid}/stat`, "utf8");
+        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+      } catch {
+        return null;
+      }
+    },
+    stop: () => stopChild(child, exited),
+    stderrTail: () => stderr.join(""),
+  };
+}
+
+async function stopChild(child, exited) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  const killed = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(killed);
+}
+
+/** Registers something to undo at the end (a folder, a database). Runs in reverse order. */
+export function onCleanup(fn) {
+  cleanups.push(fn);
+}
+
+/** True once stopping has begun (a signal or the end): errors of requests cut short are expected then. */
+export function isStopping() {
+  return stopping !== undefined;
+}
+
+export function stopAll() {
+  stopping ??= (async () => {
+    await Promise.all([...children].map((c) => stopChild(c, new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once("exit", r))))));
+    for (const fn of cleanups.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        console.error(`cleanup failed: ${err.message}`);
+      }
+    }
+  })();
+  return stopping;
+}
+
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.on(sig, () => {
+    console.error(`\n${sig}: stopping every process the bench started...`);
+    stopAll().finally(() => process.exit(130));
+  });
+}
+// Last resort if the harness exits without stopAll(): no orphan servers.
+process.on("exit", () => {
+  for (const c of children) c.kill("SIGKILL");
+});
