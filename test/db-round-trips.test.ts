@@ -18,7 +18,7 @@ beforeAll(async () => {
   process.env.IDP_DEBUG_DB_ROUND_TRIPS = "1";
   t = await startTestInstance();
   delete process.env.IDP_DEBUG_DB_ROUND_TRIPS;
-  counting = createToriiServer(t.config, undefined, { roundTrips: t.inst.database.roundTrips });
+  counting = createToriiServer(t.inst);
   await new Promise<void>((r) => counting.listen(0, "127.0.0.1", r));
   countingUrl = `http://127.0.0.1:${(counting.address() as AddressInfo).port}`;
 });
