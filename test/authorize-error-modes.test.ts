@@ -82,8 +82,10 @@ const CASES: Case[] = [
   { name: "essential acr that cannot be met", params: { ...code, claims: '{"id_token": {"acr": {"essential": true, "value": "urn:x"}}}' }, error: "access_denied" },
   { name: "prompt=none without a session", params: { ...code, prompt: "none" }, error: "login_required" },
   { name: "prompt=none without a session (implicit)", params: { ...idToken, prompt: "none" }, error: "login_required" },
-  { name: "prompt=none with max_age the session does not meet", params: { ...code, prompt: "none", max_age: "0" }, error: "login_required", browser: () => twoSessions },
-  { name: "prompt=none with two sessions", params: { ...idTokenToken, prompt: "none" }, error: "interaction_required", browser: () => twoSessions },
+  // The login hint picks alice's session, whose sign-in is older than max_age allows.
+  { name: "prompt=none with max_age the session does not meet", params: { ...code, prompt: "none", max_age: "0", login_hint: "alice" }, error: "login_required", browser: () => twoSessions },
+  // OIDC Core 3.1.2.6: the user would have to choose between the sessions.
+  { name: "prompt=none with two sessions", params: { ...idTokenToken, prompt: "none" }, error: "account_selection_required", browser: () => twoSessions },
 ];
 
 const REQUESTED = [undefined, "query", "fragment", "form_post"] as const;

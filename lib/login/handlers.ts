@@ -132,7 +132,8 @@ export const handleSubmitPassword = guarded(async (flow) => {
 
 /**
  * The policy's answer for an account signed in or picked on a login page: null when it finishes
- * the request (the callback then completes it), else the page the flow continues on.
+ * the request or ends it with an error for the client (the callback then completes or answers
+ * it), else the page the flow continues on.
  */
 async function refusal(flow: Flow, account: PolicyAccount): Promise<Response | null> {
   const { inst, settings, uaId, id, authRequest } = flow;
@@ -144,8 +145,10 @@ async function refusal(flow: Flow, account: PolicyAccount): Promise<Response | n
     now: new Date(),
   });
   const step = nextStep<PolicyAccount>({ ...input, chosen: account });
-  if (step.step === "finish") return null;
-  if (step.step === "error") return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+  // An error for the client (the account can never satisfy this request, e.g. a claims request
+  // for another `sub`): the authentication itself stands, and the callback, asking the policy
+  // with this session, answers the client with the error in its response mode.
+  if (step.step === "finish" || step.step === "error") return null;
   const next = interactionPage(step, id);
   await updateAuthRequest(inst.db, id, next.patch);
   return seeOther(next.location);
