@@ -100,7 +100,7 @@ function startMaintenance(engine: Engine): () => void {
       const removed = await removeExpiredKeys(engine);
       if (removed.length) engine.log.info({ removed }, "expired signing keys removed");
       if (await rotationDue(engine.db, interval)) {
-        const r = await rotateSigningKey(engine, { force: false, intervalSeconds: interval });
+        const r = await rotateSigningKey(engine, { force: false, intervalSeconds: interval, publishDelaySeconds: engine.config.jwksMaxAgeSeconds });
         if (r.rotated) engine.log.info({ kid: r.kid, removed: r.removed }, "signing key rotated");
       }
     } catch (err) {

@@ -56,13 +56,17 @@ describe("signing keys", () => {
     const r = await res.json();
     expect(r.kid).not.toBe(before.keys[0].kid);
     expect(r.retired).toEqual([before.keys[0].kid]);
-    expect((await activeSigningKey(t.inst)).kid).toBe(r.kid);
+    // Published at once, but the previous key signs until relying parties' cached key sets
+    // (max-age IDP_JWKS_MAX_AGE, 300 s here) can have fetched the new one.
+    expect((await activeSigningKey(t.inst)).kid).toBe(before.keys[0].kid);
 
     const after = await (await get("/keys")).json();
     expect(after.keys.map((k: { kid: string; status: string }) => [k.kid, k.status])).toEqual([
-      [before.keys[0].kid, "retired"],
-      [r.kid, "active"],
+      [before.keys[0].kid, "active"],
+      [r.kid, "next"],
     ]);
+    const old = after.keys[0];
+    expect(new Date(old.retiredAt).getTime() - Date.now()).toBeGreaterThan(290_000);
     const jwks = await (await fetch(t.baseUrl + "/oauth/v2/keys")).json();
     expect(jwks.keys.map((k: { kid: string }) => k.kid).sort()).toEqual([before.keys[0].kid, r.kid].sort());
 

@@ -113,3 +113,38 @@ describe("signing keys", () => {
     expect(keys.filter((k) => !before.has(k.kid))).toHaveLength(1);
   });
 });
+
+describe("publishing a new key before it signs", () => {
+  // A fresh instance: the tests above rotate at made-up future times, which no real clock does.
+  let t: TestInstance;
+  beforeAll(async () => {
+    t = await startTestInstance();
+  });
+  afterAll(() => t.close());
+  const jwks = async () => (await (await fetch(t.baseUrl + "/oauth/v2/keys")).json()) as { keys: { kid: string }[] };
+  const sign = async () => {
+    const key = await activeSigningKey(t.inst);
+    return new SignJWT({ sub: "x" }).setProtectedHeader({ alg: key.alg, kid: key.kid }).setIssuer(t.issuer).setExpirationTime("5m").sign(key.privateKey);
+  };
+
+  it("signs with the new key once a rotation's publish delay has passed", async () => {
+    const r = await rotateSigningKey(t.inst, { force: true, intervalSeconds: 86_400, publishDelaySeconds: 300, now: new Date(Date.now() - 301_000) });
+    expect((await activeSigningKey(t.inst)).kid).toBe(r.kid);
+    expect(decodeProtectedHeader(await sign()).kid).toBe(r.kid);
+  });
+
+  it("publishes the new key at once and signs with it only after the key set's max-age", async () => {
+    const before = (await activeSigningKey(t.inst)).kid;
+    const r = await rotateSigningKey(t.inst, { force: true, intervalSeconds: 86_400, publishDelaySeconds: 300 });
+    // A relying party refreshing its cached key set now finds the new key...
+    expect((await jwks()).keys.map((k) => k.kid)).toContain(r.kid);
+    // ...while tokens are still signed by the key it already knows.
+    expect((await activeSigningKey(t.inst)).kid).toBe(before);
+    const listed = await listSigningKeys(t.inst.db);
+    expect(listed.find((k) => k.kid === before)!.status).toBe("active");
+    expect(listed.find((k) => k.kid === r.kid)!.status).toBe("next");
+    // Once the max-age has passed, the new key signs.
+    const later = new Date(Date.now() + 301_000);
+    expect((await listSigningKeys(t.inst.db, later)).find((k) => k.kid === r.kid)!.status).toBe("active");
+  });
+});

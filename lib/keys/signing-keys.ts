@@ -18,7 +18,7 @@ const SKEW_SECONDS = 300;
 export type SigningKeyInfo = {
   kid: string;
   alg: string;
-  status: "active" | "retired";
+  status: "next" | "active" | "retired";
   createdAt: Date;
   retiredAt: Date | null;
   removeAfter: Date | null;
@@ -51,14 +51,17 @@ export async function createInitialSigningKey(db: Executor, masterKey: Buffer): 
 export type RotationResult = { rotated: boolean; kid: string; removed: string[] };
 
 /**
- * Makes a new key the signing key and retires the previous one, which stays in the key set until
- * every token it signed has expired. Without `force`, rotates only when the active key is older
- * than `intervalSeconds`; the lock and that re-check inside it make concurrent calls from several
- * instances rotate once.
+ * Publishes a new signing key and retires the previous one. The new key is in the key set at once
+ * but signs only after `publishDelaySeconds` (the key set's `max-age`, IDP_JWKS_MAX_AGE): a relying
+ * party that cached the key set a moment before the rotation must know the key before it sees a
+ * token signed with it. Until then the previous key goes on signing (its `retiredAt` lies that
+ * far ahead); it stays published until every token it signed has expired. Without `force`,
+ * rotates only when the active key is older than `intervalSeconds`; the lock and that re-check
+ * inside it make concurrent calls from several instances rotate once.
  */
 export async function rotateSigningKey(
   scope: KeyScope & MutationScope,
-  opts: { force: boolean; intervalSeconds: number; actor?: Actor; now?: Date },
+  opts: { force: boolean; intervalSeconds: number; publishDelaySeconds?: number; actor?: Actor; now?: Date },
 ): Promise<RotationResult> {
   const now = opts.now ?? new Date();
   const fresh = await newKeyRow(scope.masterKey); // RSA generation is slow: keep it outside the lock.
@@ -75,11 +78,12 @@ export async function rotateSigningKey(
     let kid = newest?.kid ?? "";
     if (opts.force || due) {
       const lifetime = await longestTokenLifetime(tx);
-      const removeAfter = new Date(now.getTime() + (lifetime + SKEW_SECONDS) * 1000);
+      const signsFrom = new Date(now.getTime() + (opts.publishDelaySeconds ?? 0) * 1000);
+      const removeAfter = new Date(signsFrom.getTime() + (lifetime + SKEW_SECONDS) * 1000);
       if (active.length) {
         await tx
           .update(signingKeys)
-          .set({ status: "retired", retiredAt: now, removeAfter })
+          .set({ status: "retired", retiredAt: signsFrom, removeAfter })
           .where(eq(signingKeys.status, "active"));
       }
       await tx.insert(signingKeys).values({ ...fresh, createdAt: now });
@@ -89,7 +93,7 @@ export async function rotateSigningKey(
         action: "signing_key.rotated",
         targetType: "signing_key",
         targetId: fresh.kid,
-        details: { retired: active.map((k) => k.kid), reason: opts.force ? "on_demand" : "scheduled" },
+        details: { retired: active.map((k) => k.kid), signsFrom: signsFrom.toISOString(), reason: opts.force ? "on_demand" : "scheduled" },
       });
     }
     const removed = await deleteExpiredKeys(tx, now);
@@ -117,12 +121,30 @@ async function deleteExpiredKeys(db: Executor, now: Date): Promise<string[]> {
   return removed.map((r) => r.kid);
 }
 
-export async function listSigningKeys(db: Executor): Promise<SigningKeyInfo[]> {
+type KeyRow = typeof signingKeys.$inferSelect;
+
+/**
+ * The key that signs at `now`: a retired key whose `retiredAt` is still ahead goes on signing
+ * while its successor is being published (the earliest such, after quick successive rotations);
+ * otherwise the newest active key.
+ */
+function signerOf<R extends Pick<KeyRow, "status" | "retiredAt" | "createdAt">>(rows: readonly R[], now: Date): R | undefined {
+  // Retired with a publish delay: its successor was created before its retiredAt.
+  const handingOver = (r: R) => rows.some((k) => k.createdAt > r.createdAt && k.createdAt < r.retiredAt!);
+  const stillSigning = rows
+    .filter((r) => r.status === "retired" && r.retiredAt && r.retiredAt > now && handingOver(r))
+    .sort((a, b) => a.retiredAt!.getTime() - b.retiredAt!.getTime());
+  return stillSigning[0] ?? rows.filter((r) => r.status === "active").pop();
+}
+
+/** Oldest first; `next` is a published key that does not sign yet, `active` the one that signs. */
+export async function listSigningKeys(db: Executor, now = new Date()): Promise<SigningKeyInfo[]> {
   const rows = await db.select().from(signingKeys).orderBy(asc(signingKeys.createdAt));
+  const signer = signerOf(rows, now);
   return rows.map((r) => ({
     kid: r.kid,
     alg: r.alg,
-    status: r.status,
+    status: r === signer ? "active" : r.status === "active" ? "next" : "retired",
     createdAt: r.createdAt,
     retiredAt: r.retiredAt,
     removeAfter: r.removeAfter,
@@ -138,7 +160,7 @@ function keyMaterial(scope: KeyScope): Promise<KeyMaterial> {
   return scope.caches.keys.get("keys", async () => {
     const rows = await scope.db.select().from(signingKeys).orderBy(asc(signingKeys.createdAt));
     const body = JSON.stringify({ keys: rows.map((r) => r.publicJwk) });
-    const active = rows.filter((r) => r.status === "active").pop();
+    const active = signerOf(rows, new Date());
     if (!active) throw new Error("no active signing key");
     // A kid's key never changes, so its parsed form is kept across reloads.
     const privateKey = (await scope.caches.parsedKeys.get(`signing:${active.kid}`, () => {

@@ -7,7 +7,7 @@ import { Badge, DataTable, FormatDate, PageHeader, Section } from "../../_compon
 
 export const dynamic = "force-dynamic";
 
-type Key = { kid: string; alg: string; status: "active" | "retired"; createdAt: string; retiredAt: string | null; removeAfter: string | null };
+type Key = { kid: string; alg: string; status: "next" | "active" | "retired"; createdAt: string; retiredAt: string | null; removeAfter: string | null };
 
 export default async function KeysPage() {
   const admin = await requireAdmin(`${CONSOLE_PATH}/keys`);
@@ -27,7 +27,7 @@ export default async function KeysPage() {
               <td className="nowrap small">
                 <FormatDate iso={k.createdAt} />
               </td>
-              <td>{k.status === "active" ? <Badge tone="ok">{t("active")}</Badge> : <Badge>{t("retired")}</Badge>}</td>
+              <td>{k.status === "active" ? <Badge tone="ok">{t("active")}</Badge> : <Badge>{t(k.status)}</Badge>}</td>
               <td className="nowrap small">
                 <FormatDate iso={k.removeAfter} />
               </td>
