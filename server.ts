@@ -9,6 +9,7 @@ import { config, ConfigError } from "@/lib/config";
 import { MasterKeyMismatchError } from "@/lib/bootstrap";
 import { instance, stopInstance } from "@/lib/instance";
 import { createToriiServer } from "@/lib/server/create-server";
+import { stopOnSignals } from "@/lib/server/graceful-shutdown";
 
 async function main() {
   let cfg;
@@ -73,14 +74,8 @@ async function main() {
     console.log(lines.join("\n") + "\n");
   });
 
-  const shutdown = () => {
-    server.close();
-    server.closeIdleConnections();
-    stopInstance().finally(() => process.exit(0));
-    setTimeout(() => process.exit(0), 5000).unref();
-  };
-  process.on("SIGTERM", shutdown);
-  process.on("SIGINT", shutdown);
+  // SIGTERM/SIGINT: stop accepting, finish requests in flight, close the database, exit 0.
+  stopOnSignals(server, stopInstance);
 }
 
 void main();

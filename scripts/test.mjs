@@ -3,20 +3,27 @@
 //  2. vitest on PostgreSQL, when TEST_DATABASE_URL is set (a fresh database per test file)
 //  3. Playwright in Debian's Chromium against the production build (built first when stale), on
 //     PGlite, and again on PostgreSQL when TEST_DATABASE_URL is set
+//  After each runner: no process it started may still be running (scripts/leftover-processes.mjs).
 import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
+import { MARKER, reapLeftovers } from "./leftover-processes.mjs";
 
 fs.mkdirSync("test-results", { recursive: true });
 const results = [];
 
-function run(name, cmd, args, env, reportFile, count) {
+async function run(name, cmd, args, env, reportFile, count) {
   console.log(`\n=== ${name} ===`);
   if (reportFile) fs.rmSync(reportFile, { force: true });
-  const r = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env } });
+  const runId = randomUUID();
+  const r = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env, [MARKER]: runId } });
   let counts = { passed: 0, failed: 0, skipped: 0 };
   if (reportFile && fs.existsSync(reportFile)) counts = count(JSON.parse(fs.readFileSync(reportFile, "utf8")));
-  if (r.status !== 0 && counts.failed === 0) counts.failed = 1; // the runner itself failed
-  results.push({ name, ...counts, ok: r.status === 0 });
+  const leftovers = await reapLeftovers(runId);
+  for (const p of leftovers) console.error(`${name} left a process behind (killed): pid ${p.pid}: ${p.cmd}`);
+  const ok = r.status === 0 && leftovers.length === 0;
+  if (!ok && counts.failed === 0) counts.failed = 1; // the runner itself failed, or left processes behind
+  results.push({ name, ...counts, ok });
 }
 
 const vitestCounts = (j) => ({
@@ -31,10 +38,10 @@ const playwrightCounts = (j) => ({
 });
 const vitest = (file) => ["node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", `--outputFile=${file}`];
 
-run("vitest (PGlite)", process.execPath, vitest("test-results/vitest-pglite.json"), { TORII_TEST_DB: "pglite" }, "test-results/vitest-pglite.json", vitestCounts);
+await run("vitest (PGlite)", process.execPath, vitest("test-results/vitest-pglite.json"), { TORII_TEST_DB: "pglite" }, "test-results/vitest-pglite.json", vitestCounts);
 
 if (process.env.TEST_DATABASE_URL) {
-  run("vitest (PostgreSQL)", process.execPath, vitest("test-results/vitest-pg.json"), { TORII_TEST_DB: "pg" }, "test-results/vitest-pg.json", vitestCounts);
+  await run("vitest (PostgreSQL)", process.execPath, vitest("test-results/vitest-pg.json"), { TORII_TEST_DB: "pg" }, "test-results/vitest-pg.json", vitestCounts);
 } else {
   console.log("\n=== vitest (PostgreSQL) ===\nskipped: set TEST_DATABASE_URL=postgres://... to run the suite against PostgreSQL too");
 }
@@ -43,9 +50,9 @@ if (process.env.TORII_SKIP_E2E) {
   console.log("\n=== Playwright ===\nskipped: TORII_SKIP_E2E is set");
 } else {
   const playwright = ["node_modules/@playwright/test/cli.js", "test"];
-  run("Playwright (Chromium, PGlite)", process.execPath, playwright, {}, "test-results/e2e.json", playwrightCounts);
+  await run("Playwright (Chromium, PGlite)", process.execPath, playwright, {}, "test-results/e2e.json", playwrightCounts);
   if (process.env.TEST_DATABASE_URL) {
-    run(
+    await run(
       "Playwright (Chromium, PostgreSQL)",
       process.execPath,
       playwright,
