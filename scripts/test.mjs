@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
-import { MARKER, reapLeftovers } from "./leftover-processes.mjs";
+import { MARKER, reapLeftovers, ticksSinceBoot } from "./leftover-processes.mjs";
 
 fs.mkdirSync("test-results", { recursive: true });
 const results = [];
@@ -16,10 +16,11 @@ async function run(name, cmd, args, env, reportFile, count) {
   console.log(`\n=== ${name} ===`);
   if (reportFile) fs.rmSync(reportFile, { force: true });
   const runId = randomUUID();
+  const started = ticksSinceBoot();
   const r = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env, [MARKER]: runId } });
   let counts = { passed: 0, failed: 0, skipped: 0 };
   if (reportFile && fs.existsSync(reportFile)) counts = count(JSON.parse(fs.readFileSync(reportFile, "utf8")));
-  const leftovers = await reapLeftovers(runId);
+  const leftovers = await reapLeftovers(runId, started);
   for (const p of leftovers) console.error(`${name} left a process behind (killed): pid ${p.pid}: ${p.cmd}`);
   const ok = r.status === 0 && leftovers.length === 0;
   if (!ok && counts.failed === 0) counts.failed = 1; // the runner itself failed, or left processes behind
