@@ -21,11 +21,11 @@ function ticks(): number {
  * A launcher that starts a detached grandchild and exits at once, as a tsx launcher killed with
  * SIGKILL used to leave its server behind. Resolves the orphan's pid.
  */
-async function orphanSleep(env: NodeJS.ProcessEnv): Promise<number> {
+async function orphanSleep(env: Record<string, string | undefined>): Promise<number> {
   const launcher = spawn(
     process.execPath,
     ["-e", `const c = require("node:child_process").spawn("sleep", ["60"], { detached: true, stdio: "ignore" }); console.log(c.pid); c.unref();`],
-    { env, stdio: ["ignore", "pipe", "inherit"] },
+    { env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "inherit"] },
   );
   let out = "";
   launcher.stdout!.on("data", (d) => (out += d));
@@ -48,7 +48,7 @@ describe("leftover processes of a test run", () => {
 
   it("an orphan started without the run's id (a hand-made environment) is found by its folder and start time", async () => {
     const since = ticks();
-    const orphan = await orphanSleep({ PATH: process.env.PATH } as NodeJS.ProcessEnv);
+    const orphan = await orphanSleep({ PATH: process.env.PATH });
     await expect.poll(() => fs.readFileSync(`/proc/${orphan}/stat`, "utf8").split(") ")[1]!.split(" ")[1]).toBe("1"); // adopted by init
     expect(check(randomUUID()).status).toBe(0); // not by the id
     const r = check(randomUUID(), since);
