@@ -8,6 +8,7 @@ export type AuditEventView = {
   targetType: string | null;
   targetId: string | null;
   clientId: string | null;
+  details?: Record<string, unknown> | null;
 };
 
 /** Names for the ids of a page of events: users by id, applications by client id. */
@@ -19,8 +20,16 @@ export function idsToName(events: AuditEventView[]): { users: string[] } {
   for (const e of events) {
     if (e.actorType === "user" && e.actorId) users.add(e.actorId);
     if (e.targetType === "user" && e.targetId) users.add(e.targetId);
+    const subject = subjectOf(e);
+    if (subject) users.add(subject);
   }
   return { users: [...users].slice(0, 50) };
+}
+
+/** The user tokens were issued for: a client is the actor of a token event, the user is in its details. */
+function subjectOf(e: AuditEventView): string | null {
+  const id = e.details?.userId;
+  return typeof id === "string" && id ? id : null;
 }
 
 /** The message key of an action: `user.signin.failed` -> `user_signin_failed`. */
@@ -54,12 +63,13 @@ export async function AuditSentence({ event, names }: { event: AuditEventView; n
           ? <code className="id">{event.targetId}</code>
           : t("someone");
   const app = event.clientId ? client(event.clientId) : t("unknownClient");
-  const values: Record<string, React.ReactNode> = { actor, target, client: app, action: <code>{event.action}</code> };
+  const subject = subjectOf(event);
+  const values: Record<string, React.ReactNode> = { actor, target, client: app, user: subject ? user(subject) : actor, action: <code>{event.action}</code> };
   const key = keyOf(event.action);
   // The sentences are plain text with placeholders; links go in their place (t.rich takes tags,
   // not elements, as values).
   const message = (t.has(key as never) ? t.raw(key as never) : t.raw("fallback")) as string;
-  const parts = message.split(/\{(actor|target|client|action)\}/);
+  const parts = message.split(/\{(actor|target|client|user|action)\}/);
   return (
     <span className="audit-sentence">
       {parts.map((p, i) => (i % 2 ? <span key={i}>{values[p]}</span> : p))}
