@@ -13,7 +13,8 @@ export default defineConfig({
   outputDir: process.env.E2E_OUTPUT_DIR ?? "test-results/e2e",
   fullyParallel: false,
   workers: 1,
-  retries: process.env.CI ? 1 : 0,
+  // A flaky test is a defect to fix, not to hide behind a retry (also in CI).
+  retries: 0,
   timeout: 60_000,
   reporter: [["list"], ["json", { outputFile: process.env.E2E_REPORT ?? "test-results/e2e.json" }]],
   use: {

@@ -11,6 +11,7 @@ import { createTorii } from "@torii/core/engine";
 import { adoptEngine, closeTorii } from "@torii/core/runtime";
 import { startupBanner } from "@torii/core/server/banner";
 import { createToriiServer } from "@torii/core/server/create-server";
+import { stopOnSignals } from "@torii/core/server/graceful-shutdown";
 
 async function main() {
   let cfg;
@@ -62,14 +63,8 @@ async function main() {
     );
   });
 
-  const shutdown = () => {
-    server.close();
-    server.closeIdleConnections();
-    closeTorii().finally(() => process.exit(0));
-    setTimeout(() => process.exit(0), 5000).unref();
-  };
-  process.on("SIGTERM", shutdown);
-  process.on("SIGINT", shutdown);
+  // SIGTERM/SIGINT: stop accepting, finish requests in flight, close the database, exit 0.
+  stopOnSignals(server, closeTorii);
 }
 
 void main();

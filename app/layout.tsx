@@ -12,6 +12,8 @@ export const metadata: Metadata = {
   title: "Torii",
   description: "OpenID Connect identity provider",
   robots: { index: false, follow: false },
+  // The instance logo, or a default icon in the brand's colour (lib/management/logo-endpoint.ts).
+  icons: { icon: "/favicon.ico" },
 };
 
 /** Engine branding for every page; the defaults when the database cannot be read. */

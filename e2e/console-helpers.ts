@@ -2,9 +2,9 @@ import { expect, type Browser, type BrowserContext, type Page } from "@playwrigh
 import { createUser } from "./rp";
 import { PASSWORD, signIn, uniqueName } from "./login-helpers";
 import { BASE_URL } from "./support";
+export { SHOTS } from "./support";
 
 export const CONSOLE = BASE_URL + "/ui/console";
-export const SHOTS = "e2e/screenshots";
 
 /** A fresh administrator (role admin, known password) made through the management API. */
 export async function createAdmin(prefix = "consoleadmin"): Promise<{ id: string; name: string }> {

@@ -377,8 +377,14 @@ test("settings and audit log", async ({ browser }) => {
   await page.locator("#f-action").fill("settings.updated");
   await page.getByRole("button", { name: "Apply filters" }).click();
   await expect(page.locator("tbody tr").first()).toContainText("settings.updated");
-  const actions = await page.locator("tbody tr td:nth-child(2) code").allTextContents();
+  const actions = await page.locator("tbody tr td:nth-child(2) .audit-action code").allTextContents();
   expect(new Set(actions)).toEqual(new Set(["settings.updated"]));
+  // Each event reads as a sentence, its actor by name and linked to the user's page (the newest
+  // settings change is the reset above, made with the bootstrap admin's token).
+  await expect(page.locator("tbody tr").first().locator(".audit-sentence")).toHaveText("admin changed the settings");
+  const sentence = page.locator(".audit-sentence", { hasText: admin.name }).first();
+  await expect(sentence).toHaveText(`${admin.name} changed the settings`);
+  await expect(sentence.getByRole("link", { name: admin.name })).toHaveAttribute("href", `/ui/console/users/${admin.id}`);
   // The user filter takes a username; the actor column names the user.
   await page.locator("#f-actorId").fill(admin.name);
   await page.getByRole("button", { name: "Apply filters" }).click();

@@ -1,7 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createUser, RelyingParty } from "./rp";
 import { callbackParams, PASSWORD, signIn, uniqueName } from "./login-helpers";
-import { adminApi, BASE_URL } from "./support";
+import { adminApi, BASE_URL, SHOTS } from "./support";
 
 let rp: RelyingParty;
 let anna: string;
@@ -16,7 +16,7 @@ test.beforeAll(async () => {
 });
 test.afterAll(() => rp.stop());
 
-const shot = (page: Page, name: string) => page.screenshot({ path: `e2e/screenshots/${name}.png`, fullPage: true });
+const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 
 test("ui_locales picks the language and it stays through the flow; Accept-Language otherwise", async ({ browser }) => {
   const ctx = await browser.newContext({ locale: "fr-FR" });

@@ -1,6 +1,11 @@
 import { E2E_BASE_URL } from "../playwright.config";
 
 export const BASE_URL = E2E_BASE_URL;
+/**
+ * Screenshots for people to look at (not compared): under test-results/, which git ignores, so
+ * that a test run never changes the working tree.
+ */
+export const SHOTS = "test-results/screenshots";
 export const ADMIN_PAT = process.env.E2E_ADMIN_PAT ?? "torii_pat_e2e_0123456789abcdef0123456789abcdef";
 
 /** Calls the management API as the bootstrap administrator. */

@@ -5,20 +5,28 @@
 //     PGlite, and again on PostgreSQL when TEST_DATABASE_URL is set
 //  4. the smoke test of `npm run bench` (test/bench-smoke.test.ts), last because it needs the
 //     production build the browser tests just made (the vitest runs above skip it)
+//  After each runner: no process it started may still be running (scripts/leftover-processes.mjs).
 import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
+import { MARKER, reapLeftovers, ticksSinceBoot } from "./leftover-processes.mjs";
 
 fs.mkdirSync("test-results", { recursive: true });
 const results = [];
 
-function run(name, cmd, args, env, reportFile, count) {
+async function run(name, cmd, args, env, reportFile, count) {
   console.log(`\n=== ${name} ===`);
   if (reportFile) fs.rmSync(reportFile, { force: true });
-  const r = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env } });
+  const runId = randomUUID();
+  const started = ticksSinceBoot();
+  const r = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env, [MARKER]: runId } });
   let counts = { passed: 0, failed: 0, skipped: 0 };
   if (reportFile && fs.existsSync(reportFile)) counts = count(JSON.parse(fs.readFileSync(reportFile, "utf8")));
-  if (r.status !== 0 && counts.failed === 0) counts.failed = 1; // the runner itself failed
-  results.push({ name, ...counts, ok: r.status === 0 });
+  const leftovers = await reapLeftovers(runId, started);
+  for (const p of leftovers) console.error(`${name} left a process behind (killed): pid ${p.pid}: ${p.cmd}`);
+  const ok = r.status === 0 && leftovers.length === 0;
+  if (!ok && counts.failed === 0) counts.failed = 1; // the runner itself failed, or left processes behind
+  results.push({ name, ...counts, ok });
 }
 
 const vitestCounts = (j) => ({
@@ -33,10 +41,10 @@ const playwrightCounts = (j) => ({
 });
 const vitest = (file) => ["node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", `--outputFile=${file}`];
 
-run("vitest (PGlite)", process.execPath, vitest("test-results/vitest-pglite.json"), { TORII_TEST_DB: "pglite", TORII_BENCH_SMOKE: "0" }, "test-results/vitest-pglite.json", vitestCounts);
+await run("vitest (PGlite)", process.execPath, vitest("test-results/vitest-pglite.json"), { TORII_TEST_DB: "pglite", TORII_BENCH_SMOKE: "0" }, "test-results/vitest-pglite.json", vitestCounts);
 
 if (process.env.TEST_DATABASE_URL) {
-  run("vitest (PostgreSQL)", process.execPath, vitest("test-results/vitest-pg.json"), { TORII_TEST_DB: "pg", TORII_BENCH_SMOKE: "0" }, "test-results/vitest-pg.json", vitestCounts);
+  await run("vitest (PostgreSQL)", process.execPath, vitest("test-results/vitest-pg.json"), { TORII_TEST_DB: "pg", TORII_BENCH_SMOKE: "0" }, "test-results/vitest-pg.json", vitestCounts);
 } else {
   console.log("\n=== vitest (PostgreSQL) ===\nskipped: set TEST_DATABASE_URL=postgres://... to run the suite against PostgreSQL too");
 }
@@ -45,9 +53,9 @@ if (process.env.TORII_SKIP_E2E) {
   console.log("\n=== Playwright ===\nskipped: TORII_SKIP_E2E is set");
 } else {
   const playwright = ["node_modules/@playwright/test/cli.js", "test"];
-  run("Playwright (Chromium, PGlite)", process.execPath, playwright, {}, "test-results/e2e.json", playwrightCounts);
+  await run("Playwright (Chromium, PGlite)", process.execPath, playwright, {}, "test-results/e2e.json", playwrightCounts);
   if (process.env.TEST_DATABASE_URL) {
-    run(
+    await run(
       "Playwright (Chromium, PostgreSQL)",
       process.execPath,
       playwright,
@@ -58,7 +66,7 @@ if (process.env.TORII_SKIP_E2E) {
   }
 }
 
-run(
+await run(
   "bench smoke (npm run bench, 1 s per scenario)",
   process.execPath,
   [...vitest("test-results/vitest-bench.json"), "test/bench-smoke.test.ts"],

@@ -1,6 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
@@ -10,31 +9,21 @@ import { resultRows } from "@/lib/db/client";
 import { Caches } from "@/lib/cache/caches";
 import { rotateSigningKey } from "@/lib/keys/signing-keys";
 import { createTestDatabase, TEST_DB } from "./harness";
+import { freePort, killGroup, spawnTs } from "./process-support";
 
 const children: ChildProcess[] = [];
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
-  for (const c of children) c.kill("SIGKILL");
+  // The whole process group: a SIGKILL to a launcher would not reach the server it started.
+  for (const c of children) killGroup(c);
   for (const c of cleanups) await c();
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startProcess(env: Record<string, string>): Promise<string> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "torii-multi-"));
   cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const child = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "test/fixtures/instance-main.ts"], {
-    env: { PATH: process.env.PATH, ...env, PORT: String(port), IDP_ISSUER: "http://localhost:9999", IDP_DATA_DIR: dataDir, IDP_LOG_LEVEL: "silent" } as unknown as NodeJS.ProcessEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawnTs("test/fixtures/instance-main.ts", { PATH: process.env.PATH, ...env, PORT: String(port), IDP_ISSUER: "http://localhost:9999", IDP_DATA_DIR: dataDir, IDP_LOG_LEVEL: "silent" });
   children.push(child);
   let err = "";
   child.stderr!.on("data", (d) => (err += d));

@@ -7,12 +7,14 @@
  * Pages: own origin only, never framed. Next's hydration needs inline scripts: in production the
  * server entry gives every page request a fresh nonce (Next reads it from the request's CSP header
  * and stamps its own scripts with it), so no other inline script runs. `next dev` has no such
- * entry and gets the `'unsafe-inline'` variant.
+ * entry and gets the `'unsafe-inline'` variant, plus `'unsafe-eval'`, which React's development
+ * build needs (it rebuilds server stack traces with eval); production never allows eval.
+ * (The development server's websocket is same-origin, which `connect-src 'self'` allows.)
  */
-export function pageCsp(nonce?: string): string {
+export function pageCsp(nonce?: string, { development = false } = {}): string {
   return [
     "default-src 'self'",
-    nonce ? `script-src 'self' 'nonce-${nonce}'` : "script-src 'self' 'unsafe-inline'",
+    nonce ? `script-src 'self' 'nonce-${nonce}'` : `script-src 'self' 'unsafe-inline'${development ? " 'unsafe-eval'" : ""}`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self'",
@@ -23,7 +25,8 @@ export function pageCsp(nonce?: string): string {
   ].join("; ");
 }
 
-export const PAGE_CSP = pageCsp();
+/** `next dev` only (next.config.ts). */
+export const DEV_PAGE_CSP = pageCsp(undefined, { development: true });
 
 /** JSON and other non-HTML responses: nothing may load or frame them. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";

@@ -1,6 +1,6 @@
 import type { Engine } from "@/lib/engine";
 import { handleHealthz, handleReadyz } from "@/lib/http/health";
-import { handleBrandingLogo } from "@/lib/management/logo-endpoint";
+import { handleBrandingLogo, handleFavicon } from "@/lib/management/logo-endpoint";
 import { handleManagement } from "@/lib/management/router";
 import { handleDiscovery } from "@/lib/oauth/discovery-endpoint";
 import { PATHS } from "@/lib/oauth/endpoints";
@@ -28,6 +28,7 @@ export const FAST_ROUTES: Record<string, WebHandler> = {
   "/readyz": handleReadyz,
   // Not hot, but served here so that its own restrictive CSP (an SVG is a document) is the one sent.
   "/ui/branding/logo": handleBrandingLogo,
+  "/favicon.ico": handleFavicon,
 };
 
 /** Prefix-mounted handlers (the management API). */

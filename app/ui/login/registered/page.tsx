@@ -1,5 +1,5 @@
 import { getTranslations } from "next-intl/server";
-import { LOGIN_PATHS, loginUrl } from "@/lib/login/paths";
+import { LOGIN_PATHS, loginUrl } from "@torii/core/login/paths";
 import { AuthShell } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "../flow";
 import { FlowExpired } from "../flow-expired";

@@ -1,6 +1,7 @@
 import { getTranslations } from "next-intl/server";
 import { CONSOLE_PATH } from "@torii/core/console/client";
 import { api, apiGet, requireAdmin } from "@/app/_server/console-next";
+import { AuditSentence, idsToName, type AuditNames } from "../../_components/audit-sentence";
 import { DataTable, EmptyState, FormatDate, PageHeader } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
@@ -44,12 +45,16 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   }
   const r = await api<{ events: Event[]; total: number }>(admin.user, "GET", `/audit?${query}`);
   const events = r.ok ? r.data.events : [];
-  // Names for the user ids on this page (a page holds few distinct actors).
-  const ids = [...new Set(events.filter((e) => e.actorType === "user" && e.actorId).map((e) => e.actorId!))].slice(0, 50);
-  const named = ids.length
-    ? await apiGet<{ users: { id: string; username: string }[] }>(admin.user, `/users?${new URLSearchParams({ ids: ids.join(","), limit: "50" })}`)
-    : null;
-  const names = new Map((named?.users ?? []).map((u) => [u.id, u.username]));
+  // Names for the users and applications on this page (a page holds few distinct ones).
+  const ids = idsToName(events).users;
+  const [named, clients] = await Promise.all([
+    ids.length ? apiGet<{ users: { id: string; username: string }[] }>(admin.user, `/users?${new URLSearchParams({ ids: ids.join(","), limit: "50" })}`) : null,
+    events.some((e) => e.clientId || e.actorType === "client" || e.targetType === "client") ? apiGet<{ clients: { clientId: string; name: string }[] }>(admin.user, "/clients") : null,
+  ]);
+  const names: AuditNames = {
+    users: new Map((named?.users ?? []).map((u) => [u.id, u.username])),
+    clients: new Map((clients?.clients ?? []).map((c) => [c.clientId, c.name])),
+  };
   const total = r.ok ? r.data.total : 0;
   const link = (o: number) => {
     const p = new URLSearchParams();
@@ -87,36 +92,29 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         {events.length === 0 ? (
           <EmptyState title={t("emptyTitle")} text={t("emptyText")} />
         ) : (
-          <DataTable columns={[t("time"), t("event"), t("actor"), t("target"), t("client"), t("ip")]}>
+          <DataTable columns={[t("time"), t("event"), t("ip")]}>
             {events.map((e) => (
               <tr key={e.id}>
                 <td className="nowrap small">
                   <FormatDate iso={e.occurredAt} />
                 </td>
                 <td>
-                  <a className="row-link" href={link(0).split("?")[0] + `?action=${encodeURIComponent(e.action)}`}>
-                    <code>{e.action}</code>
-                  </a>
-                  {e.details ? (
-                    <div className="details small muted">
-                      {Object.entries(e.details)
-                        .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
-                        .join(" · ")
-                        .slice(0, 200)}
-                    </div>
-                  ) : null}
-                </td>
-                <td className="small">
-                  {e.actorId ? (
-                    <a href={`${CONSOLE_PATH}/audit?actorId=${encodeURIComponent(names.get(e.actorId) ?? e.actorId)}`} title={e.actorId}>
-                      {names.get(e.actorId) ?? <code className="id">{e.actorId}</code>}
+                  <AuditSentence event={e} names={names} />
+                  <div className="small muted">
+                    <a className="audit-action" href={link(0).split("?")[0] + `?action=${encodeURIComponent(e.action)}`} title={t("filter.action")}>
+                      <code>{e.action}</code>
                     </a>
-                  ) : (
-                    <span className="muted">{e.actorType}</span>
-                  )}
+                    {e.details ? (
+                      <span className="details">
+                        {" · "}
+                        {Object.entries(e.details)
+                          .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+                          .join(" · ")
+                          .slice(0, 200)}
+                      </span>
+                    ) : null}
+                  </div>
                 </td>
-                <td className="small">{e.targetId ? <code className="id">{e.targetId}</code> : <span className="muted">{e.targetType ?? "—"}</span>}</td>
-                <td className="small">{e.clientId ? <code className="id">{e.clientId}</code> : <span className="muted">—</span>}</td>
                 <td className="small muted">{e.ip ?? "—"}</td>
               </tr>
             ))}

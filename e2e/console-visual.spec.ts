@@ -1,0 +1,83 @@
+// Visual check of every console page in every language, on a desktop (1280 px) and a phone
+// (390 px): each is compared with its reviewed image in console-visual.spec.ts-snapshots/.
+// What changes from run to run (ids, times, names made by the tests, table rows that other tests
+// add) is masked, so a difference is a change of layout or text. After an intended change:
+// `npx playwright test e2e/console-visual.spec.ts --update-snapshots`, then look at the images.
+import { expect, test, type Page } from "@playwright/test";
+import { CONSOLE, consoleSession } from "./console-helpers";
+import { PASSWORD } from "./login-helpers";
+import { createUser } from "./rp";
+import { adminApi } from "./support";
+
+const LOCALES = ["en", "de", "fr", "it"] as const;
+const WIDTHS = { desktop: 1280, phone: 390 } as const;
+const PAGES = [
+  ["overview", ""],
+  ["applications", "/applications"],
+  ["application-new", "/applications/new"],
+  ["users", "/users"],
+  ["user-new", "/users/new"],
+  ["features", "/features"],
+  ["keys", "/keys"],
+  ["branding", "/branding"],
+  ["texts", "/texts"],
+  ["settings", "/settings"],
+  ["audit", "/audit"],
+] as const;
+
+function masks(page: Page) {
+  return [
+    page.locator("main table tbody"),
+    page.locator("main time"),
+    page.locator("main code.id"),
+    page.locator(".pager .muted"),
+    page.locator(".console-user"),
+    page.locator(".stat-value"),
+    page.locator(".event-list"), // recent events name the users other tests made
+  ];
+}
+
+let admin: { id: string; name: string };
+test.beforeAll(async () => {
+  // The default look, whatever an earlier test left.
+  await adminApi("/branding", { method: "PUT", json: { productName: "Torii", primaryColor: "#c2410c", backgroundColor: "#fafaf9", darkMode: "light", logo: null } });
+  // A fixed name, because the overview greets the administrator by it (each run has a fresh server).
+  const name = "visualadmin";
+  const { id } = await createUser(name, PASSWORD, { roles: ["admin"], givenName: "Ada", familyName: "Admin" });
+  admin = { id, name };
+});
+test.afterAll(async () => {
+  await adminApi("/branding", { method: "PUT", json: { darkMode: "auto" } });
+});
+
+for (const locale of LOCALES) {
+  test(`console pages in ${locale} at 1280 and 390 px`, async ({ browser }) => {
+    test.setTimeout(240_000);
+    const { context, page } = await consoleSession(browser, admin.name, { locale });
+    for (const [name, path] of PAGES) {
+      for (const [device, width] of Object.entries(WIDTHS)) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.goto(CONSOLE + path);
+        await page.waitForLoadState("networkidle");
+        await expect(page).toHaveScreenshot(`${name}-${locale}-${device}.png`, { fullPage: false, mask: masks(page), animations: "disabled", maxDiffPixelRatio: 0.002 });
+      }
+    }
+    await context.close();
+  });
+}
+
+test("the active navigation item stays readable with a light primary colour", async ({ browser }) => {
+  await adminApi("/branding", { method: "PUT", json: { primaryColor: "#fde047" } });
+  try {
+    const { context, page } = await consoleSession(browser, admin.name);
+    await page.goto(CONSOLE + "/settings");
+    const active = page.locator('.nav-link[aria-current="page"]');
+    await expect(active).toHaveText("Settings");
+    // The brand colour behind the brand's contrast colour (dark on yellow).
+    await expect(active).toHaveCSS("background-color", "rgb(253, 224, 71)");
+    await expect(active).toHaveCSS("color", "rgb(28, 25, 23)");
+    await context.close();
+  } finally {
+    await adminApi("/branding", { method: "PUT", json: { primaryColor: "#c2410c" } });
+  }
+});
