@@ -33,6 +33,12 @@ export default tseslint.config(
     },
   },
   {
+    // Plain-JS scripts and config files are outside tsconfig.json (allowJs is off, and *.mts is not
+    // in its include), so the type-aware rules have no types to work with there.
+    files: ["**/*.mjs", "**/*.mts"],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  {
     // Tests read JSON answers and decoded tokens, which are untyped by nature; asserting on them
     // through `any` is the point of the test, so the no-unsafe family stays off there.
     files: ["test/**/*.ts", "e2e/**/*.ts"],

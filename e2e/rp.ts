@@ -88,7 +88,11 @@ export class RelyingParty {
   }
 
   async stop(): Promise<void> {
-    await new Promise<void>((r) => this.server.close(() => r()));
+    await new Promise<void>((r) => {
+      this.server.close(() => {
+        r();
+      });
+    });
   }
 }
 

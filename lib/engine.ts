@@ -107,8 +107,12 @@ function startMaintenance(engine: Engine): () => void {
       engine.log.error({ errClass: (err as Error).name }, "maintenance failed");
     }
   };
-  const timer = setInterval(tick, Math.min(60, Math.max(5, Math.floor(interval / 10))) * 1000);
+  const timer = setInterval(() => {
+    void tick();
+  }, Math.min(60, Math.max(5, Math.floor(interval / 10))) * 1000);
   timer.unref();
   void tick();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+  };
 }

@@ -27,7 +27,8 @@ export type PolicyViolation = "minLength" | "uppercase" | "lowercase" | "number"
 
 export function checkPasswordPolicy(password: string, policy: PasswordPolicy): PolicyViolation[] {
   const v: PolicyViolation[] = [];
-  if ([...password].length < policy.minLength) v.push("minLength");
+  // Counted in code points (NIST SP 800-63B: each Unicode code point is one character).
+  if (Array.from(password).length < policy.minLength) v.push("minLength");
   if (password.length > 256) v.push("maxLength");
   if (policy.requireUppercase && !/\p{Lu}/u.test(password)) v.push("uppercase");
   if (policy.requireLowercase && !/\p{Ll}/u.test(password)) v.push("lowercase");

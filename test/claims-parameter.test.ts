@@ -291,7 +291,7 @@ describe("a wrong claims parameter is invalid_request with the state, refused be
 });
 
 describe("discovery", () => {
-  it("advertises the claims parameter, and openid-client reads it", async () => {
+  it("advertises the claims parameter, and openid-client reads it", () => {
     expect(rp.config.serverMetadata().claims_parameter_supported).toBe(true);
   });
 });

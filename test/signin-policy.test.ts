@@ -120,7 +120,9 @@ for (const prompt of Object.keys(PROMPTS))
         for (const loginHint of ["absent", "matches", "noMatch"] as LoginHint[]) cases.push({ prompt, sessions, maxAge, idTokenHint, loginHint });
 
 describe("first pass: prompt × sessions × max_age × id_token_hint × login_hint", () => {
-  it("covers all 720 combinations", () => expect(cases).toHaveLength(5 * 4 * 4 * 3 * 3));
+  it("covers all 720 combinations", () => {
+    expect(cases).toHaveLength(5 * 4 * 4 * 3 * 3);
+  });
 
   it.each(cases)("prompt=$prompt sessions=$sessions max_age=$maxAge id_token_hint=$idTokenHint login_hint=$loginHint", (c) => {
     const step = nextStep(

@@ -13,7 +13,7 @@ afterAll(() => t.close());
 
 async function count(table: string): Promise<number> {
   const rows = resultRows<{ n: number }>(await t.inst.db.execute(sql.raw(`SELECT count(*)::int AS n FROM ${table}`)));
-  return Number(rows[0]!.n);
+  return rows[0]!.n;
 }
 
 describe("client_credentials grant", () => {

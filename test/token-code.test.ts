@@ -155,7 +155,7 @@ describe("authorization_code grant", () => {
     const live = resultRows<{ n: number }>(
       await t.inst.db.execute(sql`SELECT count(*)::int AS n FROM tokens WHERE grant_id = ${grantId} AND revoked_at IS NULL`),
     );
-    expect(Number(live[0]!.n)).toBe(0);
+    expect(live[0]!.n).toBe(0);
     const again = await token(t, { grant_type: "refresh_token", refresh_token: refreshed.body.refresh_token }, { auth: basic(client.id, secret!) });
     expect(again.body.error).toBe("invalid_grant");
     const audit = resultRows<{ action: string }>(

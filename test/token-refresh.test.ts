@@ -68,7 +68,7 @@ describe("refresh_token grant", () => {
     const live = resultRows<{ n: number }>(
       await t.inst.db.execute(sql`SELECT count(*)::int AS n FROM tokens WHERE grant_id = ${grantId} AND revoked_at IS NULL`),
     );
-    expect(Number(live[0]!.n)).toBe(0);
+    expect(live[0]!.n).toBe(0);
     const fam = resultRows<{ revoked_reason: string }>(await t.inst.db.execute(sql`SELECT revoked_reason FROM refresh_token_families WHERE grant_id = ${grantId}`));
     expect(fam).toEqual([{ revoked_reason: "refresh_reuse" }]);
   });

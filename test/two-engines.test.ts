@@ -12,19 +12,20 @@ import { basic, makeClient, token } from "./token-support";
 describe.skipIf(TEST_DB !== "pg")("two engines on one PostgreSQL", () => {
   let a: TestInstance;
   let b: TestInstance;
-  let drop: () => Promise<void>;
+  // What beforeAll started, to undo in reverse order; it may have stopped part-way.
+  const cleanup: (() => Promise<void>)[] = [];
   beforeAll(async () => {
     const database = await createTestDatabase();
-    drop = database.drop;
+    cleanup.push(() => database.drop());
     // One issuer, as instances behind one load balancer have.
     const env = { DATABASE_URL: database.url, IDP_MASTER_KEY: "cd".repeat(32), IDP_ISSUER: "http://torii.test" };
     a = await startTestInstance(env);
+    cleanup.push(() => a.close());
     b = await startTestInstance(env);
+    cleanup.push(() => b.close());
   });
   afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await drop?.();
+    for (const undo of cleanup.reverse()) await undo();
   });
 
   /** Polls until `check` holds, for at most one second; returns how long it took. */

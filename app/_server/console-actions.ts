@@ -4,7 +4,7 @@ import { getTranslations } from "next-intl/server";
 import { revalidatePath } from "next/cache";
 import { redirect } from "next/navigation";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { clientBody, fieldErrors, formValues, nestedNumbers, userBody, type Parsed } from "@torii/core/console/forms";
+import { clientBody, fieldErrors, formText, formValues, nestedNumbers, userBody, type Parsed } from "@torii/core/console/forms";
 import { actionAdmin, api, ConsoleForbidden, type Admin, type ApiResult } from "@/app/_server/console-next";
 import type { ActionState } from "@torii/core/console/state";
 
@@ -17,7 +17,8 @@ import type { ActionState } from "@torii/core/console/state";
 type Handler = (admin: Admin, form: FormData, t: Awaited<ReturnType<typeof getTranslations>>) => Promise<Omit<ActionState, "seq">>;
 
 function guarded(handler: Handler) {
-  return async (prev: ActionState, form: FormData): Promise<ActionState> => {
+  // `prev` arrives from the browser with the post: a crafted request may leave it out.
+  return async (prev: ActionState | null | undefined, form: FormData): Promise<ActionState> => {
     const t = await getTranslations("console");
     const seq = (prev?.seq ?? 0) + 1;
     try {
@@ -47,7 +48,7 @@ function parseFailure(p: Parsed, inputs: readonly string[], t: Awaited<ReturnTyp
   return { ok: false, message: t("common.fixFields"), fields: fieldErrors(p.fields, inputs, t) };
 }
 
-const id = (form: FormData, name: string) => encodeURIComponent(String(form.get(name) ?? ""));
+const id = (form: FormData, name: string) => encodeURIComponent(formText(form, name));
 
 // ---------- applications ----------
 
@@ -159,7 +160,7 @@ export async function updateUser(prev: ActionState, form: FormData): Promise<Act
 
 export async function setUserPassword(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const r = await api(admin.user, "POST", `/users/${id(f, "userId")}/password`, { password: String(f.get("password") ?? "") });
+    const r = await api(admin.user, "POST", `/users/${id(f, "userId")}/password`, { password: formText(f, "password") });
     if (!r.ok) return failure(r, ["password"], t);
     return { ok: true, message: t("users.passwordSet"), values: {} };
   })(prev, form);
@@ -196,7 +197,7 @@ export async function deleteUser(prev: ActionState, form: FormData): Promise<Act
 
 export async function addMachineKey(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const text = String(f.get("publicKey") ?? "").trim();
+    const text = formText(f, "publicKey").trim();
     let body: Record<string, unknown> = {};
     if (text) {
       try {
@@ -228,7 +229,7 @@ export async function removeMachineKey(prev: ActionState, form: FormData): Promi
 
 export async function createPat(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const exp = String(f.get("expiresAt") ?? "").trim();
+    const exp = formText(f, "expiresAt").trim();
     // A date input gives a day; the token stays valid until the end of that day (UTC).
     const body = exp ? { expiresAt: /^\d{4}-\d{2}-\d{2}$/.test(exp) ? `${exp}T23:59:59Z` : exp } : {};
     const r = await api<{ token: string }>(admin.user, "POST", `/users/${id(f, "userId")}/pats`, body);
@@ -249,7 +250,7 @@ export async function revokePat(prev: ActionState, form: FormData): Promise<Acti
 
 export async function setFeature(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const name = String(f.get("feature") ?? "");
+    const name = formText(f, "feature");
     const r = await api(admin.user, "PUT", "/features", { [name]: f.getAll("enabled").at(-1) === "true" });
     if (!r.ok) return failure(r, [], t);
     return { ok: true, message: t("common.saved") };
@@ -269,7 +270,7 @@ const SETTINGS_GROUPS = ["lifetimes", "lockoutPolicy", "rateLimits", "passwordPo
 export async function saveSettings(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
     const parsed = nestedNumbers(f, SETTINGS_GROUPS);
-    const body: Record<string, unknown> = { primaryDomain: String(f.get("primaryDomain") ?? ""), defaultLocale: String(f.get("defaultLocale") ?? ""), ...parsed.body };
+    const body: Record<string, unknown> = { primaryDomain: formText(f, "primaryDomain"), defaultLocale: formText(f, "defaultLocale"), ...parsed.body };
     const reuse = f.get("refreshTokenReuseIntervalSeconds");
     // A number when it is one; anything else goes to the API as typed, which names the field in its error.
     if (typeof reuse === "string") body.refreshTokenReuseIntervalSeconds = /^\s*-?\d+\s*$/.test(reuse) ? Number(reuse) : reuse;
@@ -285,10 +286,10 @@ const BRANDING_INPUTS = ["productName", "logo", "primaryColor", "backgroundColor
 export async function saveBranding(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
     const body: Record<string, unknown> = {
-      productName: String(f.get("productName") ?? ""),
-      primaryColor: String(f.get("primaryColor") ?? ""),
-      backgroundColor: String(f.get("backgroundColor") ?? ""),
-      darkMode: String(f.get("darkMode") ?? ""),
+      productName: formText(f, "productName"),
+      primaryColor: formText(f, "primaryColor"),
+      backgroundColor: formText(f, "backgroundColor"),
+      darkMode: formText(f, "darkMode"),
     };
     const file = f.get("logo");
     if (f.get("removeLogo") === "on") body.logo = null;
@@ -304,7 +305,7 @@ export async function saveBranding(prev: ActionState, form: FormData): Promise<A
 
 export async function saveTexts(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const locale = encodeURIComponent(String(f.get("locale") ?? ""));
+    const locale = encodeURIComponent(formText(f, "locale"));
     const reset = f.get("reset");
     const texts: Record<string, string | null> = {};
     if (typeof reset === "string" && reset) {
@@ -315,7 +316,7 @@ export async function saveTexts(prev: ActionState, form: FormData): Promise<Acti
       for (const [key, value] of f.entries()) {
         if (!key.startsWith("texts.") || typeof value !== "string") continue;
         const name = key.slice("texts.".length);
-        if (value !== String(f.get(`shown.${name}`) ?? "")) texts[name] = value;
+        if (value !== formText(f, `shown.${name}`)) texts[name] = value;
       }
     }
     const r = await api(admin.user, "PUT", `/texts/${locale}`, { texts });

@@ -58,6 +58,9 @@ export async function actionAdmin(form: FormData): Promise<Admin> {
   return access;
 }
 
+/** A management API error's body (lib/management/http.ts ApiError.toJSON). */
+type ApiErrorBody = { error: string; message: string; fields?: FieldProblem[] };
+
 export type ApiResult<T = Record<string, unknown>> =
   | { ok: true; status: number; data: T }
   | { ok: false; status: number; error: string; message: string; fields: FieldProblem[] };
@@ -85,8 +88,9 @@ export async function api<T = Record<string, unknown>>(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const res = await dispatchManagement(inst, req, user);
-  const data = res.status === 204 ? {} : await res.json();
-  if (res.ok) return { ok: true, status: res.status, data: data as T };
+  // The router answers every request with JSON (ApiError.toJSON for failures), except 204.
+  if (res.ok) return { ok: true, status: res.status, data: (res.status === 204 ? {} : await res.json()) as T };
+  const data = (await res.json()) as ApiErrorBody;
   return { ok: false, status: res.status, error: data.error, message: data.message, fields: data.fields ?? [] };
 }
 

@@ -12,7 +12,7 @@ export default getRequestConfig(async () => {
     pinned && isLocale(pinned)
       ? pinned
       : resolveLocale({ acceptLanguage: h.get("accept-language"), defaultLocale: await instanceDefaultLocale() });
-  const base = (await import(`../../messages/${locale}.json`)).default;
+  const base = ((await import(`../../messages/${locale}.json`)) as { default: Record<string, unknown> }).default;
   return { locale, messages: await withTextOverrides(locale, base) };
 });
 

@@ -18,10 +18,11 @@ export function formValues(form: FormData): FormValues {
   return out;
 }
 
-const str = (form: FormData, name: string) => {
+/** A text field's value; "" when it is missing or is a file. */
+export function formText(form: FormData, name: string): string {
   const v = form.get(name);
   return typeof v === "string" ? v : "";
-};
+}
 
 /** One entry per non-empty line. */
 export function lines(value: string): string[] {
@@ -43,7 +44,7 @@ const nullable = (v: string) => (v.trim() === "" ? null : v.trim());
 export type Parsed = { body: Record<string, unknown>; fields: FieldProblem[] };
 
 function json(form: FormData, name: string, parsed: Parsed): unknown {
-  const v = str(form, name).trim();
+  const v = formText(form, name).trim();
   if (!v) return null;
   try {
     return JSON.parse(v);
@@ -57,18 +58,18 @@ function json(form: FormData, name: string, parsed: Parsed): unknown {
 export function clientBody(form: FormData, mode: "create" | "update"): Parsed {
   const parsed: Parsed = { body: {}, fields: [] };
   const b = parsed.body;
-  b.name = str(form, "name");
-  b.redirectUris = lines(str(form, "redirectUris"));
-  b.postLogoutRedirectUris = lines(str(form, "postLogoutRedirectUris"));
+  b.name = formText(form, "name");
+  b.redirectUris = lines(formText(form, "redirectUris"));
+  b.postLogoutRedirectUris = lines(formText(form, "postLogoutRedirectUris"));
   b.responseTypes = form.getAll("responseTypes").map(String);
   b.grantTypes = form.getAll("grantTypes").map(String);
-  b.authMethod = str(form, "authMethod");
+  b.authMethod = formText(form, "authMethod");
   const jwks = json(form, "jwks", parsed);
   if (jwks !== undefined && (jwks !== null || mode === "update")) b.jwks = jwks;
-  b.accessTokenType = str(form, "accessTokenType");
+  b.accessTokenType = formText(form, "accessTokenType");
   b.idTokenUserinfoAssertion = form.get("idTokenUserinfoAssertion") === "on";
   for (const name of ["accessTokenLifetime", "idTokenLifetime", "refreshTokenLifetime"]) {
-    const v = str(form, name);
+    const v = formText(form, name);
     // Left empty on create: the instance defaults apply.
     if (v.trim() !== "") b[name] = numberOrText(v);
   }
@@ -83,19 +84,19 @@ export function userBody(form: FormData, type: "human" | "machine", mode: "creat
   const parsed: Parsed = { body: {}, fields: [] };
   const b = parsed.body;
   if (mode === "create") b.type = type;
-  b.username = str(form, "username").trim();
+  b.username = formText(form, "username").trim();
   if (type === "machine") {
-    b.name = str(form, "name").trim() || (mode === "create" ? undefined : "");
+    b.name = formText(form, "name").trim() || (mode === "create" ? undefined : "");
     if (b.name === undefined) delete b.name;
-    b.description = nullable(str(form, "description"));
+    b.description = nullable(formText(form, "description"));
   } else {
-    for (const name of HUMAN_TEXT) b[name] = nullable(str(form, name));
+    for (const name of HUMAN_TEXT) b[name] = nullable(formText(form, name));
     b.emailVerified = form.get("emailVerified") === "on";
     b.phoneVerified = form.get("phoneVerified") === "on";
-    const address = Object.fromEntries(ADDRESS.map((k) => [k, nullable(str(form, `address.${k}`))]));
+    const address = Object.fromEntries(ADDRESS.map((k) => [k, nullable(formText(form, `address.${k}`))]));
     b.address = Object.values(address).some((v) => v !== null) ? address : null;
     if (mode === "create") {
-      const pw = str(form, "password");
+      const pw = formText(form, "password");
       if (pw) b.password = pw;
     }
   }
@@ -114,7 +115,7 @@ export function nestedNumbers(form: FormData, groups: readonly string[]): Parsed
     if (dot < 0) continue;
     const group = key.slice(0, dot);
     if (!groups.includes(group)) continue;
-    const target = ((parsed.body[group] as Record<string, unknown>) ??= {});
+    const target = ((parsed.body[group] as Record<string, unknown> | undefined) ??= {});
     const field = key.slice(dot + 1);
     // Check boxes come as a hidden "false" followed by the box's "true" when ticked: the last one wins.
     target[field] = value === "true" ? true : value === "false" ? false : numberOrText(value);

@@ -93,6 +93,7 @@ export async function startSignIn(
   return { location: url.toString(), setCookie };
 }
 
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- T names the shape this module sealed (AEAD with its own key and aad), so the cookie can only hold that shape; the caller states which.
 function unseal<T extends { exp: number }>(inst: Engine, value: string | undefined, aad: string): T | null {
   if (!value || value.length > 4096) return null;
   try {

@@ -3,8 +3,8 @@ import { pendingMigrations } from "@/lib/db/migrate";
 import { json, NO_STORE } from "./responses";
 
 /** GET /healthz: the process answers. Deliberately touches nothing else. */
-export async function handleHealthz(): Promise<Response> {
-  return json({ status: "ok" }, 200, NO_STORE);
+export function handleHealthz(): Promise<Response> {
+  return Promise.resolve(json({ status: "ok" }, 200, NO_STORE));
 }
 
 /** GET /readyz: the database answers and every migration has been applied. */

@@ -165,7 +165,7 @@ function keyMaterial(scope: KeyScope): Promise<KeyMaterial> {
     // A kid's key never changes, so its parsed form is kept across reloads.
     const privateKey = (await scope.caches.parsedKeys.get(`signing:${active.kid}`, () => {
       const jwk = JSON.parse(decrypt(scope.masterKey, active.privateJwkEncrypted, `signing-key:${active.kid}`)) as JWK;
-      return importJWK(jwk, active.alg) as Promise<CryptoKey>;
+      return importJWK(jwk, active.alg);
     })) as CryptoKey;
     return {
       jwks: { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` },

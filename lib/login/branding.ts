@@ -6,7 +6,7 @@ const HEX = /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 export function contrastColor(hex: string): string {
   if (!HEX.test(hex)) return "#ffffff";
   let h = hex.slice(1);
-  if (h.length === 3) h = [...h].map((c) => c + c).join("");
+  if (h.length === 3) h = h.replace(/./g, "$&$&");
   const [r, g, b] = [0, 2, 4].map((i) => {
     const c = parseInt(h.slice(i, i + 2), 16) / 255;
     return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;

@@ -145,8 +145,8 @@ type Registration = Pick<
  */
 function registrationProblems(r: Registration): FieldError[] {
   const problems: FieldError[] = [];
-  const rt = new Set(r.responseTypes ?? []);
-  const gt = new Set(r.grantTypes ?? []);
+  const rt = new Set(r.responseTypes);
+  const gt = new Set(r.grantTypes);
   // OpenID Connect Dynamic Client Registration §2: the response type `code` is used with the
   // authorization_code grant, `id_token` and `id_token token` with implicit. Both directions are
   // enforced: a grant without its response type could never be started, and a response type

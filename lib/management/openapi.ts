@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { API_ROUTES } from "./api-routes";
-import { SCHEMA_NAMES, type AnyRoute } from "./route";
+import { SCHEMA_NAMES } from "./route";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -59,7 +59,7 @@ function build(issuer: string) {
       },
     },
   };
-  for (const r of API_ROUTES as AnyRoute[]) {
+  for (const r of API_ROUTES) {
     const parameters: JsonSchema[] = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
       name: m[1],
       in: "path",

@@ -93,7 +93,9 @@ const MachineCreate = named(
   }),
 );
 const UserCreate = z.discriminatedUnion("type", [HumanCreate, MachineCreate], {
-  error: (issue) => (issue.code === "invalid_union" ? 'Must be "human" (the default) or "machine".' : undefined),
+  // zod types this issue as invalid_union only, but an input that is not an object reaches it
+  // as invalid_type, which keeps zod's own message: hence the check and the wider type.
+  error: (issue: { readonly code: string }) => (issue.code === "invalid_union" ? 'Must be "human" (the default) or "machine".' : undefined),
 });
 const HumanPatch = named("HumanUserPatch", z.strictObject(humanFields).partial());
 const MachinePatch = named("MachineUserPatch", z.strictObject(machineFields).partial());
@@ -248,7 +250,7 @@ async function ensureAnotherAdmin(db: Executor, userId: string): Promise<void> {
     .select({ n: sql<number>`count(*)::int` })
     .from(usersTable)
     .where(and(ne(usersTable.id, userId), eq(usersTable.locked, false), sql`'admin' = ANY(${usersTable.roles})`));
-  if (!row || Number(row.n) === 0) {
+  if (!row || row.n === 0) {
     const message = "This is the last unlocked administrator: grant the admin role to another user first.";
     throw conflict(message, [{ path: "", code: "last_admin", message }]);
   }

@@ -1,4 +1,3 @@
-import type { Executor } from "@/lib/db/client";
 import { getClient } from "@/lib/store/clients";
 import { findTokenByValue, isStoredTokenActive } from "@/lib/store/tokens";
 import { getUser, type User } from "@/lib/store/users";

@@ -10,7 +10,7 @@ import { discoveryDocument } from "./discovery";
 export const handleDiscovery = backChannel(async (inst: Engine, request: Request) => {
   if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET"]);
   const { features } = await getSettings(inst);
-  const body = await inst.caches.discovery.get(JSON.stringify(features), async () => JSON.stringify(discoveryDocument(inst.issuer, features)));
+  const body = await inst.caches.discovery.get(JSON.stringify(features), () => Promise.resolve(JSON.stringify(discoveryDocument(inst.issuer, features))));
   return new Response(request.method === "HEAD" ? null : body, {
     status: 200,
     headers: {

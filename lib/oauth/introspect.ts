@@ -5,7 +5,7 @@ import { getSettings } from "@/lib/store/settings";
 import { loginNameOf } from "@/lib/store/users";
 import { resolveAccessToken, type ActiveAccessToken } from "./access-token";
 import { claimsForScopes } from "./claims";
-import { authenticateClient, type ClientAuthMethod } from "./client-auth";
+import { authenticateClient } from "./client-auth";
 import { InvalidRequest } from "./errors";
 import { readForm } from "./form";
 import { scopeString } from "./scopes";

@@ -228,7 +228,7 @@ export async function verifyOwnJwt(
     if ((protectedHeader.typ ?? "JWT") !== typ) return undefined;
     const revoked = await isAccessTokenRevoked(env.db, {
       jti: payload.jti,
-      grantId: typeof payload[GRANT_CLAIM] === "string" ? (payload[GRANT_CLAIM] as string) : null,
+      grantId: typeof payload[GRANT_CLAIM] === "string" ? payload[GRANT_CLAIM] : null,
       sessionId: typeof payload.sid === "string" ? payload.sid : null,
       iat: payload.iat,
     });

@@ -36,5 +36,5 @@ export async function listAuditEvents(db: Executor, f: AuditFilter): Promise<{ e
       .offset(f.offset),
     db.select({ n: count() }).from(auditEvents).where(where),
   ]);
-  return { events, total: Number(total?.n ?? 0) };
+  return { events, total: total?.n ?? 0 };
 }

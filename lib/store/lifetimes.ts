@@ -9,9 +9,9 @@ import type { Executor } from "@/lib/db/client";
  */
 export async function longestTokenLifetime(db: Executor): Promise<number> {
   const [c] = await db
-    .select({ m: sql<number>`coalesce(max(greatest(${clients.accessTokenLifetime}, ${clients.idTokenLifetime})), 0)` })
+    .select({ m: sql<number>`coalesce(max(greatest(${clients.accessTokenLifetime}, ${clients.idTokenLifetime})), 0)`.mapWith(Number) })
     .from(clients);
   const [s] = await db.select({ lifetimes: instanceSettings.lifetimes }).from(instanceSettings);
   const defaults = s ? Math.max(s.lifetimes.accessToken, s.lifetimes.idToken) : 0;
-  return Math.max(Number(c?.m ?? 0), defaults, 3600);
+  return Math.max(c?.m ?? 0, defaults, 3600);
 }

@@ -13,7 +13,7 @@ export const ROLES = ["admin", "impersonation"] as const;
 export class DuplicateUsername extends Error {}
 
 function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; cause?: { code?: string } };
+  const e = err as { code?: string; cause?: { code?: string } } | null | undefined;
   return e?.code === "23505" || e?.cause?.code === "23505";
 }
 
@@ -94,7 +94,7 @@ export async function listUsers(
     db.select().from(users).where(where).orderBy(asc(users.username)).limit(opts.limit).offset(opts.offset),
     db.select({ n: count() }).from(users).where(where),
   ]);
-  return { users: rows, total: Number(total?.n ?? 0) };
+  return { users: rows, total: total?.n ?? 0 };
 }
 
 export async function setPassword(db: Executor, userId: string, password: string): Promise<void> {

@@ -3,7 +3,7 @@ import { jwtVerify } from "jose";
 import type { Client } from "@/lib/store/clients";
 import { recordAudit } from "@/lib/store/audit";
 import { createGrant } from "@/lib/store/grants";
-import { useJtiOnce } from "@/lib/store/jti";
+import { consumeJtiOnce } from "@/lib/store/jti";
 import { getUser, type User } from "@/lib/store/users";
 import { resolveAccessToken } from "../access-token";
 import { ASSERTION_ALGS, CLOCK_SKEW_SECONDS, clientKeySet, describeJoseError } from "../client-auth";
@@ -101,7 +101,7 @@ export const tokenExchangeGrant: Grant = {
     return grantTransaction(g, async (env) => {
       const tx = env.db;
       for (const once of [subject.jtiOnce, actor?.jtiOnce]) {
-        if (once && !(await useJtiOnce(tx, once.issuer, once.jti, once.until))) throw new InvalidRequest(`The ${once.param} was already used (jti).`);
+        if (once && !(await consumeJtiOnce(tx, once.issuer, once.jti, once.until))) throw new InvalidRequest(`The ${once.param} was already used (jti).`);
       }
       const grantId = (
         await createGrant(tx, {
@@ -178,7 +178,7 @@ async function resolve(g: GrantRequest, client: Client, token: string, type: str
       if (!c || typeof c.azp !== "string") throw invalid();
       const user = await userOrNull(c.sub!);
       if (!user) throw invalid();
-      return { sub: user.id, user, audience: asList(c.aud), scopes: null, act: (c.act as Record<string, unknown>) ?? null, sessionId: typeof c.sid === "string" ? c.sid : null };
+      return { sub: user.id, user, audience: asList(c.aud), scopes: null, act: (c.act as Record<string, unknown> | undefined) ?? null, sessionId: typeof c.sid === "string" ? c.sid : null };
     }
     case TOKEN_TYPE.jwt: {
       // Signed by the requesting client with one of its registered keys; names the user to act for.

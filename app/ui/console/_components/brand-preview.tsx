@@ -27,7 +27,9 @@ export function BrandingFields({ initial, darkModes }: { initial: Brand; darkMod
   });
   const [logo, setLogo] = useState<string | null>(initial.logoUrl);
   const err = (n: string) => state.fields?.[n];
-  const set = (k: keyof Brand) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => setB({ ...b, [k]: e.target.value });
+  const set = (k: keyof Brand) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => {
+    setB({ ...b, [k]: e.target.value });
+  };
   const dark = b.darkMode === "dark";
   const bg = dark ? "#0c0a09" : HEX.test(b.backgroundColor) ? b.backgroundColor : "#fafaf9";
   const error = (n: string) =>
@@ -82,10 +84,15 @@ export function BrandingFields({ initial, darkModes }: { initial: Brand; darkMod
             aria-describedby="logo-hint"
             onChange={(e) => {
               const f = e.target.files?.[0];
-              if (!f) return setLogo(initial.logoUrl);
+              if (!f) {
+                setLogo(initial.logoUrl);
+                return;
+              }
               // A data: URL, not a blob: one: the page CSP allows images from 'self' and data: only.
               const reader = new FileReader();
-              reader.onload = () => setLogo(typeof reader.result === "string" ? reader.result : null);
+              reader.onload = () => {
+                setLogo(typeof reader.result === "string" ? reader.result : null);
+              };
               reader.readAsDataURL(f);
             }}
           />
@@ -95,7 +102,10 @@ export function BrandingFields({ initial, darkModes }: { initial: Brand; darkMod
           {error("logo")}
           {initial.logoUrl ? (
             <label className="check">
-              <input type="checkbox" name="removeLogo" onChange={(e) => setLogo(e.target.checked ? null : initial.logoUrl)} />
+              <input type="checkbox" name="removeLogo" onChange={(e) => {
+                  setLogo(e.target.checked ? null : initial.logoUrl);
+                }}
+              />
               <span>{t("removeLogo")}</span>
             </label>
           ) : null}

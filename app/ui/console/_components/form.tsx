@@ -265,10 +265,13 @@ export function CopyButton({ value }: { value: string }) {
     <button
       type="button"
       className="btn btn-secondary"
-      onClick={async () => {
-        await navigator.clipboard.writeText(value);
-        setCopied(true);
-        setTimeout(() => setCopied(false), 2000);
+      onClick={() => {
+        void navigator.clipboard.writeText(value).then(() => {
+          setCopied(true);
+          setTimeout(() => {
+            setCopied(false);
+          }, 2000);
+        });
       }}
     >
       {copied ? t("common.copied") : t("common.copy")}

@@ -49,7 +49,7 @@ export function Badge({ children, tone }: { children: React.ReactNode; tone?: "o
   return <span className={`badge${tone ? ` badge-${tone}` : ""}`}>{children}</span>;
 }
 
-export async function FormatDate({ iso }: { iso: string | null }) {
+export function FormatDate({ iso }: { iso: string | null }) {
   if (!iso) return <span className="muted">—</span>;
   const d = new Date(iso);
   return <time dateTime={iso}>{d.toISOString().slice(0, 16).replace("T", " ")} UTC</time>;
