@@ -30,7 +30,7 @@ export default async function RootLayout({ children }: { children: React.ReactNo
   await connection();
   const [locale, brand] = await Promise.all([getLocale(), branding()]);
   return (
-    <html lang={locale} data-theme={brand.darkMode} style={brandingVariables(brand) as React.CSSProperties}>
+    <html lang={locale} data-theme={brand.darkMode} style={brandingVariables(brand)}>
       <body>
         <NextIntlClientProvider>{children}</NextIntlClientProvider>
       </body>

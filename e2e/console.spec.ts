@@ -15,7 +15,7 @@ test.beforeAll(async () => {
 
 async function shot(page: Page, name: string, fullPage = true) {
   // From the top, so that the sticky sidebar is where a visitor first sees it.
-  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.evaluate(() => { window.scrollTo(0, 0); });
   await page.screenshot({ path: `${SHOTS}/console-${name}.png`, fullPage });
 }
 
@@ -416,7 +416,7 @@ test("the console in German, and on a phone", async ({ browser }) => {
   await page.goto(`${CONSOLE}/features`);
   await expect(page.getByRole("switch", { name: "Token-Austausch" })).toBeVisible();
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.goto(`${CONSOLE}`);
+  await page.goto(CONSOLE);
   await shot(page, "overview-de-phone");
   await context.close();
 });

@@ -39,7 +39,7 @@ describe.skipIf(Boolean(skipReason))("npm run bench (smoke)", () => {
       let out = "";
       child.stdout.on("data", (d) => (out += d));
       child.stderr.on("data", (d) => (out += d));
-      child.on("exit", (code) => resolve({ code, out }));
+      child.on("exit", (code) => { resolve({ code, out }); });
     });
     expect(out, out).toContain("Every scenario answered correctly on every server");
     expect(code, out).toBe(0);

@@ -28,7 +28,7 @@ beforeAll(async () => {
       const m = /\{.*"baseUrl".*\}/.exec(buf);
       if (m) resolve(m[0]);
     });
-    child.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
+    child.once("exit", (code) => { reject(new Error(`server exited with ${code}`)); });
   });
   ({ baseUrl, pid } = JSON.parse(line) as { baseUrl: string; pid: number });
 }, 120_000);

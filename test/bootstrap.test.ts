@@ -22,7 +22,7 @@ afterEach(async () => {
 /** Opens the database the way a (re)started instance does: on disk for PGlite, a server database for pg. */
 async function fixture() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "torii-boot-"));
-  cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  cleanups.push(() => { fs.rmSync(dataDir, { recursive: true, force: true }); });
   const pgdb = TEST_DB === "pg" ? await createTestDatabase() : undefined;
   if (pgdb) cleanups.push(() => pgdb.drop());
   const open = async () => {

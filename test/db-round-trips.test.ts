@@ -23,7 +23,7 @@ beforeAll(async () => {
   countingUrl = `http://127.0.0.1:${(counting.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await new Promise<void>((r) => counting.close(() => r()));
+  await new Promise<void>((r) => counting.close(() => { r(); }));
   await t.close();
 });
 

@@ -39,7 +39,7 @@ type Rng = ReturnType<typeof rng>;
 
 let t: TestInstance;
 let fixtures: { clientId: string; secret: string; userId: string; forged: string[] };
-let managementOps: { method: string; path: string }[] = [];
+const managementOps: { method: string; path: string }[] = [];
 
 beforeAll(async () => {
   t = await startTestInstance({}, { nextRoutes: true });
@@ -231,13 +231,12 @@ function send(agent: http.Agent, r: Rng): Promise<Result | null> {
     try {
       req = http.request({ host: hostname, port, method, path, headers, agent }, (res) => {
         res.resume();
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, method, path: path.slice(0, 200), detail: `${headers["content-type"] ?? ""} ${(data ?? "").toString().slice(0, 200)}` }),
+        res.on("end", () => { resolve({ status: res.statusCode ?? 0, method, path: path.slice(0, 200), detail: `${headers["content-type"] ?? ""} ${(data ?? "").toString().slice(0, 200)}` }); },
         );
-        res.on("error", () => resolve({ status: 0, method, path, detail: "response error" }));
+        res.on("error", () => { resolve({ status: 0, method, path, detail: "response error" }); });
       });
     } catch {
-      return resolve(null); // a request Node itself will not send (an invalid path or header)
+      resolve(null); return; // a request Node itself will not send (an invalid path or header)
     }
     // No answer at all is a failure too (status -1), reported with the 5xx.
     req.setTimeout(15_000, () => {
@@ -245,8 +244,8 @@ function send(agent: http.Agent, r: Rng): Promise<Result | null> {
       req.destroy();
     });
     // The server may answer and close before the body is sent (413, a refused method): not a failure.
-    req.on("error", () => resolve({ status: 0, method, path, detail: "connection closed" }));
-    req.on("close", () => setTimeout(() => resolve({ status: 0, method, path, detail: "connection closed" }), 100));
+    req.on("error", () => { resolve({ status: 0, method, path, detail: "connection closed" }); });
+    req.on("close", () => setTimeout(() => { resolve({ status: 0, method, path, detail: "connection closed" }); }, 100));
     req.end(data);
   });
 }

@@ -22,7 +22,7 @@ function connects(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect(port, "127.0.0.1");
     s.once("connect", () => (s.destroy(), resolve(true)));
-    s.once("error", () => resolve(false));
+    s.once("error", () => { resolve(false); });
   });
 }
 

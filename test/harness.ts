@@ -66,7 +66,7 @@ export async function startTestInstance(env: Record<string, string> = {}, option
   const adminPat = "torii_pat_test_" + randomToken(32);
 
   let handler: http.RequestListener = (_req, res) => res.writeHead(503).end();
-  const listener = http.createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, (req, res) => handler(req, res));
+  const listener = http.createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, (req, res) => { handler(req, res); });
   await new Promise<void>((r) => listener.listen(0, "127.0.0.1", r));
   const port = (listener.address() as AddressInfo).port;
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -103,7 +103,7 @@ export async function startTestInstance(env: Record<string, string> = {}, option
       return fetch(baseUrl + pathname, { ...init, headers, body });
     },
     async close() {
-      await new Promise<void>((r) => listener.close(() => r()));
+      await new Promise<void>((r) => listener.close(() => { r(); }));
       listener.closeAllConnections();
       await inst.close();
       await database?.drop();

@@ -26,7 +26,7 @@ function streamed(bytes: number): ReadableStream<Uint8Array> {
   let sent = 0;
   return new ReadableStream({
     pull(c) {
-      if (sent >= bytes) return c.close();
+      if (sent >= bytes) { c.close(); return; }
       sent += chunk.length;
       c.enqueue(chunk);
     },
@@ -55,7 +55,7 @@ describe("bounded bodies (defect 1)", () => {
       duplex: "half",
     }).catch((err: Error) => err);
     // The server may close while the client is still sending; then the client sees the reset.
-    if (res instanceof Error) return expect(String(res.cause ?? res)).toMatch(/EPIPE|ECONNRESET|closed|terminated|other side/i);
+    if (res instanceof Error) { expect(String(res.cause ?? res)).toMatch(/EPIPE|ECONNRESET|closed|terminated|other side/i); return; }
     expect(res.status).toBe(413);
   });
 

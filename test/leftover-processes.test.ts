@@ -28,7 +28,7 @@ async function orphanSleep(env: Record<string, string | undefined>): Promise<num
     { env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "inherit"] },
   );
   let out = "";
-  launcher.stdout!.on("data", (d) => (out += d));
+  launcher.stdout.on("data", (d) => (out += d));
   await new Promise((r) => launcher.once("exit", r));
   return Number(out.trim());
 }

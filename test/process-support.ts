@@ -8,7 +8,7 @@ export function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = net.createServer().listen(0, "127.0.0.1", () => {
       const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
+      s.close(() => { resolve(port); });
     });
   });
 }
@@ -35,7 +35,7 @@ export function killGroup(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL
 
 export function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
-  return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  return new Promise((resolve) => child.once("exit", (code, signal) => { resolve({ code, signal }); }));
 }
 
 /** Resolves when the child prints `text` on stdout; rejects if it exits first. */
@@ -44,7 +44,7 @@ export function printed(child: ChildProcess, text: string, timeoutMs = 60_000): 
   let err = "";
   child.stderr?.on("data", (d) => (err += d));
   return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no "${text}" within ${timeoutMs} ms: ${out} ${err}`)), timeoutMs);
+    const t = setTimeout(() => { reject(new Error(`no "${text}" within ${timeoutMs} ms: ${out} ${err}`)); }, timeoutMs);
     child.stdout!.on("data", (d) => {
       out += d;
       if (out.includes(text)) clearTimeout(t), resolve();
@@ -73,12 +73,12 @@ export function slowPost(url: string, body: string): { sentHalf: Promise<void>; 
     req.on("response", (res) => {
       let b = "";
       res.on("data", (d) => (b += d));
-      res.on("end", () => resolve({ status: res.statusCode!, body: b }));
+      res.on("end", () => { resolve({ status: res.statusCode!, body: b }); });
     });
     req.on("error", reject);
   });
   req.flushHeaders();
-  req.write(body.slice(0, half), () => sentHalfResolve());
+  req.write(body.slice(0, half), () => { sentHalfResolve(); });
   return { sentHalf, finish: () => req.end(body.slice(half)), response };
 }
 

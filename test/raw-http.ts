@@ -23,11 +23,11 @@ export function rawRequest(baseUrl: string, data: string | Buffer, o: { waitMs?:
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
       resolve({ status, head, body, closed, ms: Date.now() - started });
     };
-    const timer = setTimeout(() => done(false), o.waitMs ?? 5000);
+    const timer = setTimeout(() => { done(false); }, o.waitMs ?? 5000);
     socket.on("data", (c) => chunks.push(c));
-    socket.on("end", () => done(true));
-    socket.on("close", () => done(true));
-    socket.on("error", () => done(true));
+    socket.on("end", () => { done(true); });
+    socket.on("close", () => { done(true); });
+    socket.on("error", () => { done(true); });
     socket.write(data);
   });
 }

@@ -42,12 +42,12 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; inMe
 }
 
 /** Drizzle's logger sees every statement it sends (on PostgreSQL also BEGIN and COMMIT). */
-const countingLogger = (counter: RoundTripCounter) => ({ logQuery: () => counter.count() });
+const countingLogger = (counter: RoundTripCounter) => ({ logQuery: () => { counter.count(); } });
 
 function openPostgres(url: string, counter?: RoundTripCounter): Database {
   const pool = new pg.Pool({ connectionString: url, max: Number(process.env.IDP_DB_POOL_SIZE ?? 10) });
   // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on("error", (err) => console.error(`[torii] database connection error: ${err.message}`));
+  pool.on("error", (err) => { console.error(`[torii] database connection error: ${err.message}`); });
   const db = drizzlePg(pool, { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
   return {
     kind: "pg",
@@ -58,7 +58,7 @@ function openPostgres(url: string, counter?: RoundTripCounter): Database {
       return {
         exec: async (sql) => void (await client.query(sql)),
         query: async <T,>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
-        release: async () => client.release(),
+        release: async () => { client.release(); },
       };
     },
     listen: (channel, onMessage, onLost) => listenOnOwnConnection(url, channel, onMessage, onLost),

@@ -115,6 +115,6 @@ async function dispatchAuthenticated(request: Request, path: string, url: URL, i
     params,
     rawBody,
   };
-  const result = await route.handler(ctx, body as never, query as never);
+  const result = await route.handler(ctx, body, query);
   return jsonResponse(result, route.success.status);
 }

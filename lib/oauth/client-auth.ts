@@ -166,7 +166,7 @@ export function clientKeySet(caches: Caches, client: Client): JWTVerifyGetKey | 
   if (hit && hit.version === version) return hit.keys;
   let keys: JWTVerifyGetKey;
   try {
-    keys = createLocalJWKSet(client.jwks as unknown as JSONWebKeySet);
+    keys = createLocalJWKSet(client.jwks);
   } catch {
     return undefined;
   }

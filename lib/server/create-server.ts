@@ -61,13 +61,13 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
     setRequestHeader(req, CLIENT_ADDRESS_HEADER, address);
 
     const line = screenRequestLine(req.method, req.url, issuerUrl.host);
-    if ("refusal" in line) return refuse(req, res, line.refusal);
+    if ("refusal" in line) { refuse(req, res, line.refusal); return; }
     req.url = line.url;
     const pathname = req.url.split("?")[0]!;
     const handler = fastHandlerFor(pathname);
     // Server actions exist only on pages, which Next serves.
     const early = screenDeclaredLength(req.headers, MAX_BODY_BYTES) ?? (handler ? null : screenServerActionOrigin(req.method!, req.headers));
-    if (early) return refuse(req, res, early);
+    if (early) { refuse(req, res, early); return; }
     try {
       if (handler) {
         let body: Buffer | null = null;
@@ -90,7 +90,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
         res.on("finish", () => {
           if (res.statusCode === 413) closeAfterAnswer(req, res);
         });
-        return await fallback(req, res);
+        await fallback(req, res); return;
       }
       res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ error: "not_found" }));
     } catch (err) {
@@ -152,13 +152,12 @@ function header(req: IncomingMessage, name: string): string | undefined {
  * header written with the status line (a redirect or an API answer has done all its work by then).
  */
 function countingRoundTrips(counter: RoundTripCounter, listener: http.RequestListener): http.RequestListener {
-  return (req, res) =>
-    counter.run((tally) => {
+  return (req, res) => { counter.run((tally) => {
       const writeHead = res.writeHead;
       res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
         if (!this.headersSent) this.setHeader(ROUND_TRIPS_HEADER, String(tally.n));
         return writeHead.apply(this, args);
       } as typeof writeHead;
-      return listener(req, res);
-    });
+      listener(req, res);
+    }); };
 }

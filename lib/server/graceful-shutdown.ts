@@ -13,12 +13,12 @@ export type ShutdownOptions = {
  * a stuck client cannot hold the process (a keep-alive connection is closed as soon as it is idle).
  */
 export async function shutDownServer(server: http.Server, opts: ShutdownOptions): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  const closed = new Promise<void>((resolve) => server.close(() => { resolve(); }));
   // server.close() waits for every connection to end. Idle keep-alive connections never would by
   // themselves; a connection whose response has just finished becomes idle, so sweep repeatedly.
   server.closeIdleConnections();
-  const sweep = setInterval(() => server.closeIdleConnections(), 50);
-  const deadline = setTimeout(() => server.closeAllConnections(), opts.drainMs);
+  const sweep = setInterval(() => { server.closeIdleConnections(); }, 50);
+  const deadline = setTimeout(() => { server.closeAllConnections(); }, opts.drainMs);
   try {
     await closed;
   } finally {

@@ -7,7 +7,7 @@ export class RequestAborted extends Error {}
 /** Reads a fast route's body, at most `limit` bytes (lib/http/body.ts): more is refused with 413. */
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    if (Number(req.headers["content-length"] ?? 0) > limit) return reject(new BodyTooLarge());
+    if (Number(req.headers["content-length"] ?? 0) > limit) { reject(new BodyTooLarge()); return; }
     // A client that goes away mid-body leaves nothing waiting for an "end" that never comes.
     req.on("close", () => {
       if (!req.complete) reject(new RequestAborted());
@@ -17,10 +17,10 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
     req.on("data", (c: Buffer) => {
       size += c.length;
       // Past the limit the rest is discarded as it arrives; the caller answers 413 and closes.
-      if (size > limit) return reject(new BodyTooLarge());
+      if (size > limit) { reject(new BodyTooLarge()); return; }
       chunks.push(c);
     });
-    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("end", () => { resolve(Buffer.concat(chunks)); });
     req.on("error", reject);
   });
 }

@@ -58,7 +58,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const total = r.ok ? r.data.total : 0;
   const link = (o: number) => {
     const p = new URLSearchParams();
-    for (const f of FILTERS) if (sp[f]) p.set(f, sp[f]!);
+    for (const f of FILTERS) if (sp[f]) p.set(f, sp[f]);
     if (o) p.set("offset", String(o));
     return `${CONSOLE_PATH}/audit${p.size ? `?${p}` : ""}`;
   };
