@@ -22,6 +22,11 @@ export default tseslint.config(
     settings: {
       // Resolves @/... through tsconfig paths, so that the cycle check follows the core's own imports.
       "import-x/resolver-next": [createTypeScriptImportResolver({ project: "./tsconfig.json" })],
+      // `@/lib/...` looks like a scoped package; it is the core's own code (tsconfig paths).
+      "import-x/internal-regex": "^@/",
+      // Parse the imported TypeScript modules too, or the cycle check cannot follow them.
+      "import-x/parsers": { "@typescript-eslint/parser": [".ts", ".tsx"] },
+      "import-x/extensions": [".ts", ".tsx", ".js", ".mjs"],
     },
     rules: {
       // noUncheckedIndexedAccess makes `!` the explicit statement of an invariant the code holds

@@ -13,8 +13,8 @@ const nextConfig: NextConfig = {
   typedRoutes: false,
   // Separate build folders let several builds (CI, benchmarks, a developer) coexist.
   distDir: process.env.NEXT_DIST_DIR ?? ".next",
-  async headers() {
-    return [
+  headers() {
+    return Promise.resolve([
       { source: "/:path*", headers: common },
       // Pages: in production the server entry sets a per-request nonce policy, which a static
       // rule here would overwrite, so this one serves `next dev` only. The authorization endpoint
@@ -29,7 +29,7 @@ const nextConfig: NextConfig = {
       // The logo may be an SVG: the same script-free policy its handler sets (the last match wins).
       { source: "/ui/branding/logo", headers: [{ key: "Content-Security-Policy", value: LOGO_CSP }] },
       { source: "/favicon.ico", headers: [{ key: "Content-Security-Policy", value: LOGO_CSP }] },
-    ];
+    ]);
   },
 };
 

@@ -15,8 +15,8 @@ export function errorForLog(err: unknown): unknown {
   const cause = db.cause as { code?: unknown; constraint?: unknown; table?: unknown; constructor?: { name?: string } } | undefined;
   const source = (cause && typeof cause === "object" ? cause : db) as Record<string, unknown>;
   return {
-    type: err.constructor?.name ?? "Error",
-    ...(db !== err ? { causeType: db.constructor?.name } : {}),
+    type: err.constructor.name,
+    ...(db !== err ? { causeType: db.constructor.name } : {}),
     ...(cause && typeof cause === "object" && cause.constructor?.name ? { dbError: cause.constructor.name } : {}),
     query: queryName(typeof db.query === "string" ? db.query : undefined),
     code: typeof source.code === "string" ? source.code : undefined,

@@ -1,4 +1,6 @@
 // `npm test`: every test runner, each printing its own summary, then one line with the totals.
+//  0. ESLint over the whole tree (`npm run lint`: type-checked rules, no import cycles, the
+//     core free of the framework), zero findings allowed; counted as one check
 //  1. vitest on embedded PGlite
 //  2. vitest on PostgreSQL, when TEST_DATABASE_URL is set (a fresh database per test file)
 //  3. Playwright in Debian's Chromium against the production build (built first when stale), on
@@ -40,6 +42,12 @@ const playwrightCounts = (j) => ({
   skipped: j.stats?.skipped ?? 0,
 });
 const vitest = (file) => ["node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", `--outputFile=${file}`];
+
+await run("lint (ESLint, zero findings)", process.execPath, ["scripts/lint.mjs"], {}, null, null);
+{
+  const lint = results.at(-1);
+  Object.assign(lint, lint.ok ? { passed: 1, failed: 0 } : { passed: 0, failed: 1 });
+}
 
 await run("vitest (PGlite)", process.execPath, vitest("test-results/vitest-pglite.json"), { TORII_TEST_DB: "pglite", TORII_BENCH_SMOKE: "0" }, "test-results/vitest-pglite.json", vitestCounts);
 

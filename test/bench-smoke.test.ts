@@ -37,8 +37,12 @@ describe.skipIf(Boolean(skipReason))("npm run bench (smoke)", () => {
         stdio: ["ignore", "pipe", "pipe"],
       });
       let out = "";
-      child.stdout.on("data", (d) => (out += d));
-      child.stderr.on("data", (d) => (out += d));
+      child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+      child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
       child.on("exit", (code) => { resolve({ code, out }); });
     });
     expect(out, out).toContain("Every scenario answered correctly on every server");

@@ -38,7 +38,7 @@ afterAll(async () => {
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGTERM");
     await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-    if (child.exitCode === null) child.kill("SIGKILL");
+    child.kill("SIGKILL");
   }
 });
 

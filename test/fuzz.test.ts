@@ -119,7 +119,7 @@ function pct(s: string): string {
   try {
     return encodeURIComponent(s);
   } catch {
-    return [...s].map((c) => (c.length === 1 && c.charCodeAt(0) >= 0xd800 && c.charCodeAt(0) <= 0xdfff ? "%ED%A0%80" : encodeURIComponent(c))).join("");
+    return Array.from(s).map((c) => (c.length === 1 && c.charCodeAt(0) >= 0xd800 && c.charCodeAt(0) <= 0xdfff ? "%ED%A0%80" : encodeURIComponent(c))).join("");
   }
 }
 

@@ -21,7 +21,10 @@ afterEach(() => {
 function connects(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect(port, "127.0.0.1");
-    s.once("connect", () => (s.destroy(), resolve(true)));
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once("error", () => { resolve(false); });
   });
 }
@@ -38,7 +41,9 @@ describe("graceful shutdown", () => {
       IDP_LOG_LEVEL: "silent",
     });
     let out = "";
-    child.stdout!.on("data", (d) => (out += d));
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
     await printed(child, "ready");
 
     const inFlight = slowPost(`http://127.0.0.1:${port}/oauth/v2/token`, "grant_type=client_credentials&client_id=nobody&client_secret=wrong-secret-value");

@@ -28,7 +28,9 @@ async function orphanSleep(env: Record<string, string | undefined>): Promise<num
     { env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "inherit"] },
   );
   let out = "";
-  launcher.stdout.on("data", (d) => (out += d));
+  launcher.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
   await new Promise((r) => launcher.once("exit", r));
   return Number(out.trim());
 }
@@ -57,7 +59,7 @@ describe("leftover processes of a test run", () => {
     await expect.poll(() => alive(orphan)).toBe(false);
   });
 
-  it("a run whose processes all ended passes, and processes of other runs are not its concern", async () => {
+  it("a run whose processes all ended passes, and processes of other runs are not its concern", () => {
     const other = spawn("sleep", ["60"], { env: { ...process.env, TORII_TEST_RUN: randomUUID() }, stdio: "ignore" });
     try {
       expect(check(randomUUID()).status).toBe(0);

@@ -16,7 +16,7 @@ function capture() {
   let out = "";
   const stream = new Writable({
     write(chunk, _enc, done) {
-      out += chunk.toString();
+      out += (chunk as Buffer).toString();
       done();
     },
   });
@@ -34,7 +34,7 @@ describe("logged errors", () => {
       .then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     // The raw error does carry the personal data; this is what must not reach the log.
-    expect(JSON.stringify({ m: (err as Error).message, c: String((err as Error).cause ?? "") }) + JSON.stringify(err)).toContain("4711");
+    expect(JSON.stringify({ m: (err as Error).message, c: (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : "" }) + JSON.stringify(err)).toContain("4711");
 
     const { logger, text } = capture();
     logger.error({ err }, "step failed");

@@ -62,7 +62,7 @@ describe("password step", () => {
     const attacker = new Browser(t);
     attacker.headers["x-torii-client-address"] = "10.66.0.1";
     for (let i = 0; i < DEFAULT_LOCKOUT.freeFailures; i++) {
-      const { id } = await passwordAttempt(attacker, "heidi", "wrong-" + i);
+      const { id } = await passwordAttempt(attacker, "heidi", `wrong-${i}`);
       expect(await formErrorOf(attacker, id)).toEqual({ error: "invalid", values: null });
     }
     // Past the free failures the next try waits, even with the right password, and checks nothing.
@@ -110,7 +110,7 @@ describe("password step", () => {
       for (const address of ["10.99.0.1", "10.99.0.2"]) {
         const attacker = new Browser(t);
         attacker.headers["x-torii-client-address"] = address;
-        for (let i = 0; i < 3; i++) await passwordAttempt(attacker, "judy", "guess-" + i);
+        for (let i = 0; i < 3; i++) await passwordAttempt(attacker, "judy", `guess-${i}`);
       }
       const lockEvents = await t.inst.db.select().from(auditEvents).where(and(eq(auditEvents.action, "user.lockout"), eq(auditEvents.targetId, judy.id)));
       expect(lockEvents).toHaveLength(1);
@@ -163,7 +163,7 @@ describe("password step", () => {
     const b = new Browser(t);
     b.headers["x-torii-client-address"] = "10.9.8.1";
     // Three failures as "grace" and two as "grace@<domain>": five in all, the free failures.
-    for (let i = 0; i < 5; i++) await passwordAttempt(b, i % 2 ? `grace@${primaryDomain.toUpperCase()}` : "grace", "wrong-" + i);
+    for (let i = 0; i < 5; i++) await passwordAttempt(b, i % 2 ? `grace@${primaryDomain.toUpperCase()}` : "grace", `wrong-${i}`);
     for (const loginName of ["grace", `grace@${primaryDomain}`, "nobody-x", `nobody-x@${primaryDomain}`]) {
       if (loginName === "nobody-x") for (let i = 0; i < 5; i++) await passwordAttempt(b, i % 2 ? `nobody-x@${primaryDomain}` : "nobody-x", "w");
       const { id } = await passwordAttempt(b, loginName, "correct horse battery");

@@ -26,9 +26,13 @@ async function startProcess(env: Record<string, string>): Promise<string> {
   const child = spawnTs("test/fixtures/instance-main.ts", { PATH: process.env.PATH, ...env, PORT: String(port), IDP_ISSUER: "http://localhost:9999", IDP_DATA_DIR: dataDir, IDP_LOG_LEVEL: "silent" });
   children.push(child);
   let err = "";
-  child.stderr!.on("data", (d) => (err += d));
+  child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
   await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (d) => String(d).includes("ready") && resolve());
+    child.stdout!.on("data", (d: Buffer) => {
+      if (d.toString().includes("ready")) resolve();
+    });
     child.on("exit", (code) => { reject(new Error(`instance exited with ${code}: ${err}`)); });
   });
   return `http://127.0.0.1:${port}`;

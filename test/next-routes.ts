@@ -33,7 +33,7 @@ export function nextRoutesStandIn(engine: Engine, origin: string): NextRequestHa
     const headers = new Headers();
     for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
     const hasBody = req.method !== "GET" && req.method !== "HEAD";
-    const request = new Request(origin + req.url, {
+    const request = new Request(origin + (req.url ?? "/"), {
       method: req.method,
       headers,
       // As Next does (NextRequestAdapter.fromNodeNextRequest): the Node stream itself, which

@@ -42,14 +42,22 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
 export function printed(child: ChildProcess, text: string, timeoutMs = 60_000): Promise<void> {
   let out = "";
   let err = "";
-  child.stderr?.on("data", (d) => (err += d));
+  child.stderr?.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => { reject(new Error(`no "${text}" within ${timeoutMs} ms: ${out} ${err}`)); }, timeoutMs);
-    child.stdout!.on("data", (d) => {
-      out += d;
-      if (out.includes(text)) clearTimeout(t), resolve();
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.includes(text)) {
+        clearTimeout(t);
+        resolve();
+      }
     });
-    child.once("exit", (code) => (clearTimeout(t), reject(new Error(`exited with ${code} before "${text}": ${out} ${err}`))));
+    child.once("exit", (code) => {
+      clearTimeout(t);
+      reject(new Error(`exited with ${String(code)} before "${text}": ${out} ${err}`));
+    });
   });
 }
 
@@ -72,7 +80,9 @@ export function slowPost(url: string, body: string): { sentHalf: Promise<void>; 
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req.on("response", (res) => {
       let b = "";
-      res.on("data", (d) => (b += d));
+      res.on("data", (d: Buffer) => {
+      b += d.toString();
+    });
       res.on("end", () => { resolve({ status: res.statusCode!, body: b }); });
     });
     req.on("error", reject);

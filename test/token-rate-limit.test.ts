@@ -56,7 +56,7 @@ describe("token endpoint rate limit", () => {
   it("a flood of failed authentications writes one sampled audit event per client and address a minute", async () => {
     await t.api("/management/v1/settings", { method: "PUT", json: { rateLimits: { tokenPerMinute: 1000 } } });
     const { client } = await makeClient(t, { grantTypes: ["client_credentials"] });
-    for (let i = 0; i < 30; i++) expect((await tokenRequest(basic(client.id, "wrong" + i), "192.0.2.200")).status).toBe(401);
+    for (let i = 0; i < 30; i++) expect((await tokenRequest(basic(client.id, `wrong${i}`), "192.0.2.200")).status).toBe(401);
     const audit = await (await t.api("/management/v1/audit?action=client.authentication_failed&limit=100")).json();
     const mine = audit.events.filter((e: { targetId: string | null }) => e.targetId === client.id);
     expect(mine).toHaveLength(1);

@@ -56,9 +56,14 @@ function openPostgres(url: string, counter?: RoundTripCounter): Database {
     async session() {
       const client = await pool.connect();
       return {
-        exec: async (sql) => void (await client.query(sql)),
+        exec: async (sql) => {
+          await client.query(sql);
+        },
         query: async <T,>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
-        release: async () => { client.release(); },
+        release: () => {
+          client.release();
+          return Promise.resolve();
+        },
       };
     },
     listen: (channel, onMessage, onLost) => listenOnOwnConnection(url, channel, onMessage, onLost),
@@ -78,8 +83,8 @@ async function listenOnOwnConnection(
   const reconnectLater = () => {
     if (stopped) return;
     retry = setTimeout(() => {
-      connect().catch((err: Error) => {
-        onLost(err);
+      connect().catch((err: unknown) => {
+        onLost(err instanceof Error ? err : new Error(String(err)));
         reconnectLater();
       });
     }, 1000);
@@ -121,13 +126,15 @@ function openPglite(dir: string | undefined, counter?: RoundTripCounter): Databa
     kind: "pglite",
     db,
     roundTrips: counter,
-    async session() {
+    session() {
       // PGlite is a single connection; the migrator's statements simply run on it.
-      return {
-        exec: async (sql) => void (await client.exec(sql)),
+      return Promise.resolve({
+        exec: async (sql: string) => {
+          await client.exec(sql);
+        },
         query: async <T,>(sql: string, params?: unknown[]) => (await client.query<T>(sql, params)).rows,
-        release: async () => {},
-      };
+        release: () => Promise.resolve(),
+      });
     },
     close: () => client.close(),
   };

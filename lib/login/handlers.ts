@@ -11,7 +11,7 @@ import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { liveSessions, recordAuthentication } from "@/lib/store/sessions";
 import { hitRateLimit } from "@/lib/store/rate-limit";
-import { DEFAULT_RATE_LIMITS, getSettings, type Settings } from "@/lib/store/settings";
+import { getSettings, type Settings } from "@/lib/store/settings";
 import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
 import { checkPassword } from "./password";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
@@ -188,7 +188,7 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
   const values: Record<string, string> = { username: input.username, email: input.email, givenName: input.givenName, familyName: input.familyName };
   const errors = validateRegistration(input, settings.passwordPolicy);
   if (!errors.length) {
-    const limit = settings.rateLimits.registrationPerHour ?? DEFAULT_RATE_LIMITS.registrationPerHour;
+    const limit = settings.rateLimits.registrationPerHour;
     const hit = await hitRateLimit(inst.db, `register:addr:${actor.ip ?? "unknown"}`, limit, 3600);
     if (!hit.allowed) {
       await updateAuthRequest(inst.db, id, { formError: "registerThrottled", formValues: values });

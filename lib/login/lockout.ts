@@ -55,7 +55,7 @@ const windowStart = (policy: LockoutPolicy, now: Date) => new Date(now.getTime()
 async function failuresSince(db: Executor, where: ReturnType<typeof and>): Promise<{ n: number; latest: Date | null }> {
   const [row] = await db.select({ n: count(), latest: max(loginFailures.at) }).from(loginFailures).where(where);
   const latest = row?.latest ? new Date(row.latest) : null;
-  return { n: Number(row?.n ?? 0), latest };
+  return { n: row?.n ?? 0, latest };
 }
 
 function waitLeft(f: { n: number; latest: Date | null }, free: number, policy: LockoutPolicy, now: Date): number {

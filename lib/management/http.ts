@@ -73,7 +73,7 @@ function issueProblem(issue: z.core.$ZodIssue): Problem {
     case "invalid_value":
       return p("invalid_value", { values: issue.values.map(String).join(", ") });
     case "custom":
-      return typeof issue.params?.code === "string" ? p(issue.params.code, issue.params.values) : p("invalid");
+      return typeof issue.params?.code === "string" ? p(issue.params.code, issue.params.values as Record<string, string | number> | undefined) : p("invalid");
     default:
       return p("invalid");
   }

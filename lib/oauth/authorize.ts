@@ -38,7 +38,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
     return authorizeErrorPage({ status: 500, locale: "en", code: "serverError" });
   }
   const acceptLanguage = request.headers.get("accept-language");
-  const raw = await readAuthorizeParams(request).catch((err) => (err instanceof BodyTooLarge ? err : { unsupportedBody: true as const }));
+  const raw = await readAuthorizeParams(request).catch((err: unknown) => (err instanceof BodyTooLarge ? err : { unsupportedBody: true as const }));
   if (raw instanceof BodyTooLarge) return bodyTooLargeResponse();
   if ("unsupportedBody" in raw) {
     const locale = resolveLocale({ acceptLanguage, defaultLocale: settings.defaultLocale });

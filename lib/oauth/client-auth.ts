@@ -1,10 +1,10 @@
 import { hasNul } from "@/lib/http/text-input";
-import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from "jose";
 import type { Caches } from "@/lib/cache/caches";
 import type { Executor } from "@/lib/db/client";
 import { CLIENT_AUTH_METHODS, type ClientAuthMethod } from "@/lib/protocol/vocabulary";
 import { getClient, verifyClientSecret, type Client } from "@/lib/store/clients";
-import { useJtiOnce } from "@/lib/store/jti";
+import { consumeJtiOnce } from "@/lib/store/jti";
 import { assertionTimeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "./assertion-lifetime";
 import { endpointUrl } from "./endpoints";
 import { InvalidClient, InvalidRequest } from "./errors";
@@ -80,7 +80,7 @@ export function claimedClientId(request: Request, form: Form): string | undefine
 /** Whether the request carries any client identification or credential (for grants where it is optional). */
 export function hasClientCredentials(request: Request, form: Form): boolean {
   const auth = request.headers.get("authorization");
-  return Boolean((auth && /^basic /i.test(auth)) || form.has("client_id") || form.has("client_assertion") || form.has("client_secret"));
+  return (auth !== null && /^basic /i.test(auth)) || form.has("client_id") || form.has("client_assertion") || form.has("client_secret");
 }
 
 export type ClientAuthEnv = { db: Executor; issuer: string; caches: Caches };
@@ -159,7 +159,7 @@ function assertionSubject(assertion: string): string {
 
 /** A client's registered keys as a jose key set, parsed once per registration version (engine cache). */
 export function clientKeySet(caches: Caches, client: Client): JWTVerifyGetKey | undefined {
-  if (!client.jwks?.keys?.length) return undefined;
+  if (!client.jwks?.keys.length) return undefined;
   const map = caches.clientKeySets;
   const version = client.updatedAt.getTime();
   const hit = map.get(client.id);
@@ -201,7 +201,7 @@ async function verifyClientAssertion(client: Client, assertion: string, env: Cli
   const problem = assertionTimeProblem(payload);
   if (problem) throw new InvalidClient(`The client assertion ${problem}.`);
   if (typeof payload.jti !== "string" || !payload.jti) throw new InvalidClient("The client assertion has no jti.");
-  const fresh = await useJtiOnce(env.db, `client:${client.id}`, payload.jti, jtiMemoryUntil(payload.exp!));
+  const fresh = await consumeJtiOnce(env.db, `client:${client.id}`, payload.jti, jtiMemoryUntil(payload.exp!));
   if (!fresh) throw new InvalidClient("The client assertion was already used.");
 }
 

@@ -46,7 +46,7 @@ async function readParams(request: Request): Promise<Params> {
   if (request.method === "POST") {
     if (!isFormEncoded(request)) throw new Refused("badRequest");
     source = new URLSearchParams(
-      await readBodyText(request, MAX_FORM_BYTES).catch((err) => {
+      await readBodyText(request, MAX_FORM_BYTES).catch((err: unknown) => {
         if (err instanceof BodyTooLarge) throw err;
         return "";
       }),

@@ -55,7 +55,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
     res.end(body);
   };
 
-  return async (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     // Handlers learn the peer address only from this header, which a client can never set itself.
     const address = resolveClientAddress(req.socket.remoteAddress, header(req, "x-forwarded-for"), trusted);
     setRequestHeader(req, CLIENT_ADDRESS_HEADER, address);
@@ -106,6 +106,9 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
       res.end(JSON.stringify({ error: "server_error", error_description: "The server encountered an unexpected condition." }));
     }
   };
+  return (req, res) => {
+    void handle(req, res);
+  };
 }
 
 /** How long a refused body may still arrive (and be discarded) after the answer was sent. */
@@ -132,9 +135,13 @@ function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
 /** Replaces (or with `undefined` removes) a request header in both of Node's views of it. */
 function setRequestHeader(req: IncomingMessage, name: string, value: string | undefined): void {
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i]!.toLowerCase() === name) req.rawHeaders.splice(i, 2), (i -= 2);
+    if (req.rawHeaders[i]!.toLowerCase() === name) {
+      req.rawHeaders.splice(i, 2);
+      i -= 2;
+    }
   }
   if (value === undefined) {
+    // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- IncomingHttpHeaders is a plain record of header names.
     delete req.headers[name];
   } else {
     req.headers[name] = value;
@@ -152,12 +159,14 @@ function header(req: IncomingMessage, name: string): string | undefined {
  * header written with the status line (a redirect or an API answer has done all its work by then).
  */
 function countingRoundTrips(counter: RoundTripCounter, listener: http.RequestListener): http.RequestListener {
-  return (req, res) => { counter.run((tally) => {
-      const writeHead = res.writeHead;
+  return (req, res) => {
+    counter.run((tally) => {
+      const writeHead = res.writeHead.bind(res);
       res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
         if (!this.headersSent) this.setHeader(ROUND_TRIPS_HEADER, String(tally.n));
-        return writeHead.apply(this, args);
+        return writeHead(...args);
       } as typeof writeHead;
       listener(req, res);
-    }); };
+    });
+  };
 }

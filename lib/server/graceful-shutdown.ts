@@ -45,8 +45,8 @@ export function stopOnSignals(server: http.Server, closeResources: () => Promise
     }, 10_000).unref();
     shutDownServer(server, { drainMs: 8_000, closeResources }).then(
       () => process.exit(0),
-      (err) => {
-        console.error(`Torii could not stop cleanly: ${(err as Error).message}`);
+      (err: unknown) => {
+        console.error(`Torii could not stop cleanly: ${err instanceof Error ? err.message : String(err)}`);
         process.exit(1);
       },
     );

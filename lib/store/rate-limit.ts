@@ -29,7 +29,8 @@ export async function hitRateLimit(
       window_start = excluded.window_start,
       expires_at = excluded.expires_at
     RETURNING count`);
-  const count = Number(resultRows<{ count: number }>(rows)[0]?.count ?? 0);
+  // PostgreSQL returns the integer column as a number on both drivers.
+  const count = resultRows<{ count: number }>(rows)[0]?.count ?? 0;
   return {
     allowed: count <= limit,
     count,

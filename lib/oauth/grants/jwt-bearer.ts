@@ -3,7 +3,7 @@ import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK }
 import type { Caches } from "@/lib/cache/caches";
 import type { Client } from "@/lib/store/clients";
 import { recordAudit } from "@/lib/store/audit";
-import { useJtiOnce } from "@/lib/store/jti";
+import { consumeJtiOnce } from "@/lib/store/jti";
 import { getMachineKey, getUser, type MachineKey } from "@/lib/store/users";
 import { assertionTimeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "../assertion-lifetime";
 import { ASSERTION_ALGS, describeJoseError } from "../client-auth";
@@ -36,7 +36,7 @@ export const jwtBearerGrant: Grant = {
     return grantTransaction(g, async (env) => {
       const user = await getUser(env.db, userId);
       if (!user || user.type !== "machine" || user.locked) throw new InvalidGrant("The assertion's user is unknown or not an active machine user.");
-      if (payload.jti !== undefined && !(await useJtiOnce(env.db, `user:${user.id}`, payload.jti, jtiMemoryUntil(payload.exp)))) {
+      if (payload.jti !== undefined && !(await consumeJtiOnce(env.db, `user:${user.id}`, payload.jti, jtiMemoryUntil(payload.exp)))) {
         throw new InvalidGrant("The assertion was already used (jti).");
       }
       // An opaque access token is stored and needs a grant to belong to; a JWT needs none.

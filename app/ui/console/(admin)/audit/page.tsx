@@ -101,7 +101,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                 <td>
                   <AuditSentence event={e} names={names} />
                   <div className="small muted">
-                    <a className="audit-action" href={link(0).split("?")[0] + `?action=${encodeURIComponent(e.action)}`} title={t("filter.action")}>
+                    <a className="audit-action" href={`${link(0).split("?")[0] ?? ""}?action=${encodeURIComponent(e.action)}`} title={t("filter.action")}>
                       <code>{e.action}</code>
                     </a>
                     {e.details ? (
