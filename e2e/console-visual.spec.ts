@@ -14,10 +14,12 @@ const WIDTHS = { desktop: 1280, phone: 390 } as const;
 const PAGES = [
   ["overview", ""],
   // Lists are filtered to rows that exist in every run, whatever other specs created before:
-  // the console's own client, the visual check's administrator, the bootstrap event.
-  ["applications", "/applications?q=torii-console"],
+  // the check's own application and administrator, the bootstrap event.
+  ["applications", "/applications?q=visual-check-app"],
+  ["application-detail", "/applications/{app}"],
   ["application-new", "/applications/new"],
   ["users", "/users?q=visualadmin"],
+  ["user-detail", "/users/{admin}"],
   ["user-new", "/users/new"],
   ["features", "/features"],
   ["keys", "/keys"],
@@ -40,6 +42,7 @@ function masks(page: Page) {
 }
 
 let admin: { id: string; name: string };
+let appId: string;
 test.beforeAll(async () => {
   // The default look, whatever an earlier test left.
   await adminApi("/branding", { method: "PUT", json: { productName: "Torii", primaryColor: "#c2410c", backgroundColor: "#fafaf9", darkMode: "light", logo: null } });
@@ -50,6 +53,10 @@ test.beforeAll(async () => {
   const found = existing.users.find((u) => u.username === name);
   const { id } = found ?? (await createUser(name, PASSWORD, { roles: ["admin"], givenName: "Ada", familyName: "Admin" }));
   admin = { id, name };
+  const apps = (await (await adminApi("/clients")).json()) as { clients: { clientId: string; name: string }[] };
+  appId =
+    apps.clients.find((c) => c.name === "visual-check-app")?.clientId ??
+    ((await (await adminApi("/clients", { json: { name: "visual-check-app", redirectUris: ["https://visual.example/cb"] } })).json()) as { clientId: string }).clientId;
 });
 test.afterAll(async () => {
   await adminApi("/branding", { method: "PUT", json: { darkMode: "auto" } });
@@ -62,7 +69,7 @@ for (const locale of LOCALES) {
     for (const [name, path] of PAGES) {
       for (const [device, width] of Object.entries(WIDTHS)) {
         await page.setViewportSize({ width, height: 900 });
-        await page.goto(CONSOLE + path);
+        await page.goto(CONSOLE + path.replace("{admin}", admin.id).replace("{app}", appId));
         await page.waitForLoadState("networkidle");
         await expect(page).toHaveScreenshot(`${name}-${locale}-${device}.png`, { fullPage: false, mask: masks(page), animations: "disabled", maxDiffPixelRatio: 0.002 });
       }
