@@ -1,6 +1,6 @@
 /**
  * Production entry (`npm start`): one Node HTTP server. Back-channel endpoints are served by
- * their Web handlers directly; everything else goes to Next (DESIGN.md, "the hot path").
+ * their Web handlers directly; everything else goes to Next (docs/architecture.md, "A token request").
  */
 import fs from "node:fs";
 import path from "node:path";

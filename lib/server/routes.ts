@@ -15,7 +15,7 @@ export type WebHandler = (engine: Engine, request: Request) => Promise<Response>
 
 /**
  * The back-channel endpoints that server.ts serves directly, outside Next's request pipeline
- * (DESIGN.md, "the hot path"). The same handlers are exported by the App Router route files.
+ * (docs/architecture.md, "A token request"). The same handlers are exported by the App Router route files.
  */
 export const FAST_ROUTES: Record<string, WebHandler> = {
   [PATHS.discovery]: handleDiscovery,
