@@ -1,24 +1,14 @@
 import { getTranslations } from "next-intl/server";
 import { CONSOLE_PATH } from "@torii/core/console/client";
 import { api, apiGet, requireAdmin } from "@/app/_server/console-next";
-import { AuditSentence, idsToName, type AuditNames } from "../../_components/audit-sentence";
+import { AuditSentence, idsToName, type AuditEventView, type AuditNames } from "../../_components/audit-sentence";
 import { DataTable, EmptyState, FormatDate, PageHeader } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
 const PAGE = 50;
 
-type Event = {
-  id: number;
-  occurredAt: string;
-  actorType: string;
-  actorId: string | null;
-  action: string;
-  targetType: string | null;
-  targetId: string | null;
-  clientId: string | null;
-  ip: string | null;
-  details: Record<string, unknown> | null;
-};
+/** An event as the audit API lists it: the sentence's fields plus its id, time and address. */
+type Event = AuditEventView & { id: number; occurredAt: string; ip: string | null; details: Record<string, unknown> | null };
 
 const FILTERS = ["action", "actorId", "targetId", "clientId", "from", "to"] as const;
 
