@@ -73,6 +73,44 @@ export default tseslint.config(
     },
   },
   {
+    // Only storage builds queries: lib/store (one module per aggregate) and lib/db (the client).
+    files: ["lib/**/*.ts"],
+    ignores: ["lib/store/**", "lib/db/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["@/db/*", "drizzle-orm", "drizzle-orm/*"],
+              allowTypeImports: true,
+              message: "Queries live in lib/store/<aggregate>.ts (docs/architecture.md); import the store function instead.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The protocol core works with the repositories the engine hands it (lib/store/repositories.ts),
+    // never with storage functions or the database: its unit tests give it fakes.
+    files: ["lib/oauth/**/*.ts", "lib/session/**/*.ts", "lib/login/steps.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["@/lib/store/*", "@/lib/db/*", "@/db/*", "drizzle-orm", "drizzle-orm/*"],
+              allowTypeImports: true,
+              message: "The protocol core reaches storage through the engine's repositories (engine.store), not store functions or the database.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ["app/**/*.ts", "app/**/*.tsx", "server.ts"],
     rules: {
       "no-restricted-imports": [

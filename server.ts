@@ -2,14 +2,16 @@
  * Production entry (`npm start`): one Node HTTP server. Back-channel endpoints are served by
  * their Web handlers directly; everything else goes to Next (docs/architecture.md, "A token request").
  */
+import cluster from "node:cluster";
 import fs from "node:fs";
 import path from "node:path";
 import next from "next";
-import { loadConfig, ConfigError } from "@torii/core/config";
+import { loadConfig, ConfigError, type Config } from "@torii/core/config";
 import { MasterKeyMismatchError } from "@torii/core/bootstrap";
 import { createTorii } from "@torii/core/engine";
 import { adoptEngine, closeTorii } from "@torii/core/runtime";
 import { startupBanner } from "@torii/core/server/banner";
+import { superviseWorkers } from "@torii/core/server/cluster";
 import { createToriiServer } from "@torii/core/server/create-server";
 import { stopOnSignals } from "@torii/core/server/graceful-shutdown";
 
@@ -25,16 +27,27 @@ async function main() {
     throw err;
   }
 
-  let inst;
-  try {
-    inst = await createTorii(cfg);
-  } catch (err) {
-    if (err instanceof MasterKeyMismatchError || (err instanceof Error && err.message.startsWith("Configuration error"))) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    console.error(`Torii could not start: ${(err as Error).message}`);
-    process.exit(1);
+  const inst = await startEngine(cfg);
+  const banner = () =>
+    startupBanner({
+      issuer: cfg.issuer,
+      database: inst.database.kind === "pg" ? "PostgreSQL (DATABASE_URL)" : `embedded PGlite in ${path.join(cfg.dataDir, "pgdata")}`,
+      dataDir: cfg.dataDir,
+      firstStart: inst.bootstrap.created,
+      adminPatFromEnv: inst.bootstrap.created ? !inst.bootstrap.adminPatGenerated : !!cfg.adminPat,
+      workers: cfg.workers,
+      exists: (f) => fs.existsSync(f),
+    });
+
+  if (cfg.workers > 1 && cluster.isPrimary) {
+    // IDP_WORKERS=N: this engine has migrated and bootstrapped the database (and created the
+    // master key) once, so the workers never race to; the primary then only supervises.
+    await inst.close();
+    await superviseWorkers(cfg.workers).ready.then(
+      () => { console.log(banner()); },
+      () => { /* the supervisor reported the failing worker and is exiting */ },
+    );
+    return;
   }
 
   // Next's route modules import the same compiled core (node_modules/@torii/core), so they find
@@ -51,20 +64,25 @@ async function main() {
     process.exit(1);
   });
   server.listen(cfg.port, cfg.hostname, () => {
-    console.log(
-      startupBanner({
-        issuer: cfg.issuer,
-        database: inst.database.kind === "pg" ? "PostgreSQL (DATABASE_URL)" : `embedded PGlite in ${path.join(cfg.dataDir, "pgdata")}`,
-        dataDir: cfg.dataDir,
-        firstStart: inst.bootstrap.created,
-        adminPatFromEnv: inst.bootstrap.created ? !inst.bootstrap.adminPatGenerated : !!cfg.adminPat,
-        exists: (f) => fs.existsSync(f),
-      }),
-    );
+    // A worker stays quiet: its primary prints the banner once every worker listens.
+    if (cluster.isPrimary) console.log(banner());
   });
 
   // SIGTERM/SIGINT: stop accepting, finish requests in flight, close the database, exit 0.
   stopOnSignals(server, closeTorii);
+}
+
+async function startEngine(cfg: Config) {
+  try {
+    return await createTorii(cfg);
+  } catch (err) {
+    if (err instanceof MasterKeyMismatchError || (err instanceof Error && err.message.startsWith("Configuration error"))) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    console.error(`Torii could not start: ${(err as Error).message}`);
+    process.exit(1);
+  }
 }
 
 void main();

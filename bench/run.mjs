@@ -6,9 +6,14 @@
 //   npm run bench -- [--duration=10] [--warmup=2] [--connections=16] [--db=pglite|pg]
 //                    [--scenario=cc_jwt,introspect] [--targets=torii,peer,limit]
 //                    [--no-round-trips] [--profile] [--port=3250] [--json=FILE]
+//                    [--workers=1,2,auto] [--torii-root=DIR]
 //
 // --db=pg (or DATABASE_URL set) runs Torii on a fresh database on that PostgreSQL server
 // (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres), dropped at the end.
+// --workers (PostgreSQL only) also measures Torii with IDP_WORKERS set to each listed count
+// besides 1 (e.g. 1,2,auto), each as a server of its own in the same alternating rounds.
+// --torii-root runs the Torii build of another checkout (built there beforehand), to compare
+// a change with what came before it under the same harness.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -24,7 +29,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 process.chdir(root);
 
 function options(argv) {
-  const o = { duration: 10, warmup: 2, connections: 16, db: process.env.DATABASE_URL ? "pg" : "pglite", scenario: "", targets: "torii,peer,limit", roundTrips: true, profile: false, port: 3250, json: "", build: true };
+  const o = { duration: 10, warmup: 2, connections: 16, db: process.env.DATABASE_URL ? "pg" : "pglite", scenario: "", targets: "torii,peer,limit", roundTrips: true, profile: false, port: 3250, json: "", build: true, workers: "1", "torii-root": "" };
   for (const a of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
     if (!m) throw new Error(`unknown argument ${a}`);
@@ -38,10 +43,14 @@ function options(argv) {
   }
   for (const k of ["duration", "warmup", "connections", "port"]) if (!Number.isFinite(o[k]) || o[k] < 0) throw new Error(`--${k} must be a number`);
   if (!["pglite", "pg"].includes(o.db)) throw new Error("--db must be pglite or pg");
+  o.workerCounts = [...new Set(String(o.workers).split(",").map((w) => w.trim()).filter(Boolean))];
+  for (const w of o.workerCounts) if (w !== "auto" && !(Number.isInteger(Number(w)) && Number(w) >= 1)) throw new Error("--workers must list whole numbers or auto, e.g. 1,2,auto");
+  if (o.workerCounts.some((w) => w !== "1") && o.db !== "pg") throw new Error("--workers other than 1 needs --db=pg (PGlite allows one process)");
   return o;
 }
 
 const opts = options(process.argv.slice(2));
+const toriiRoot = opts["torii-root"] ? path.resolve(opts["torii-root"]) : root;
 if (opts.help) {
   console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 11).join("\n").replace(/^\/\/ ?/gm, ""));
   process.exit(0);
@@ -52,12 +61,16 @@ const scenarios = SCENARIOS.filter((s) => !wanted.length || wanted.some((w) => s
 if (!scenarios.length) throw new Error(`no scenario matches ${opts.scenario}; there are ${SCENARIOS.map((s) => s.id).join(", ")}`);
 const targetNames = opts.targets.split(",").map((s) => s.trim());
 const LABEL = { torii: "Torii", peer: "node-oidc-provider", limit: "limit" };
+const extraWorkers = opts.workerCounts.filter((w) => w !== "1");
+for (const w of extraWorkers) LABEL[`torii_w${w}`] = `Torii, IDP_WORKERS=${w}`;
 
 const fmt = (n, d = 0) => (n == null || Number.isNaN(n) ? "–" : n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }));
 const log = (...a) => console.log(...a);
 
 async function main() {
-  if (buildIsStale(root)) {
+  if (toriiRoot !== root) {
+    if (!fs.existsSync(path.join(toriiRoot, "dist/server.mjs"))) throw new Error(`--torii-root: ${toriiRoot} has no build (dist/server.mjs); run npm run build there`);
+  } else if (buildIsStale(root)) {
     if (!opts.build) throw new Error("the production build is missing or older than the sources: run npm run build (or leave out --no-build)");
     log("Building Torii (npm run build): the build is missing or older than the sources...");
     execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: ["ignore", "ignore", "inherit"] });
@@ -72,10 +85,13 @@ async function main() {
   const targets = {};
   if (targetNames.includes("torii")) {
     const nodeArgs = opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-    targets.torii = await startTorii({ root, port: opts.port, databaseUrl, nodeArgs });
+    if (opts.workerCounts.includes("1")) targets.torii = await startTorii({ root: toriiRoot, port: opts.port, databaseUrl, nodeArgs });
   }
   if (targetNames.includes("peer")) targets.peer = await startPeer({ root, port: opts.port + 2 });
   if (targetNames.includes("limit")) targets.limit = await startLimit({ root, port: opts.port + 3 });
+  for (const [i, w] of extraWorkers.entries()) {
+    if (targetNames.includes("torii")) targets[`torii_w${w}`] = await startTorii({ root: toriiRoot, port: opts.port + 10 + i, databaseUrl, workers: w, label: `torii (IDP_WORKERS=${w})` });
+  }
   for (const t of Object.values(targets)) await prepare(t, { poolSize: scenarios.some((s) => s.id === "refresh") ? poolSize : 0 });
   const idleRss = Object.fromEntries(Object.entries(targets).map(([k, t]) => [k, t.proc.rssMb()]));
 
@@ -95,7 +111,7 @@ async function main() {
   // Round trips: a second Torii with the counter on, so the measured one runs without it.
   let roundTrips = {};
   if (opts.roundTrips && targets.torii) {
-    const counting = await startTorii({ root, port: opts.port + 1, databaseUrl, countRoundTrips: true, label: "torii (counting)" });
+    const counting = await startTorii({ root: toriiRoot, port: opts.port + 1, databaseUrl, countRoundTrips: true, label: "torii (counting)" });
     await prepare(counting, { poolSize: scenarios.some((s) => s.id === "refresh") ? 4 : 0 });
     for (const s of scenarios) {
       await probe(counting, s.steps(counting)); // first call warms caches
@@ -211,6 +227,13 @@ function printSummary(results) {
     ]);
   }
   log(table(rows));
+  if (extraWorkers.length) {
+    log("\n== Workers (Torii on PostgreSQL; ops/s, p99 ms)");
+    const keys = [...(opts.workerCounts.includes("1") ? ["torii"] : []), ...extraWorkers.map((w) => `torii_w${w}`)];
+    const wrows = [["scenario", ...keys.map((k) => (k === "torii" ? "IDP_WORKERS=1" : LABEL[k].replace("Torii, ", "")))]];
+    for (const r of results) wrows.push([r.scenario, ...keys.map((k) => (r.targets[k] ? `${fmt(r.targets[k].opsPerSec)} (${fmt(r.targets[k].p99, 1)})` : "–"))]);
+    log(table(wrows));
+  }
 }
 
 let code = 0;

@@ -51,6 +51,34 @@ export type LockoutPolicy = {
 };
 /** How long records are kept once they no longer decide anything (lib/maintenance.ts). */
 export type Retention = { auditDays: number };
+/**
+ * The console's mail server. `passwordEnc`: the password sealed with the master key (never
+ * returned); `security`: `tls` (implicit, usually 465), `starttls` (required upgrade, usually 587)
+ * or `none` (only for a local relay).
+ */
+export type SmtpSettings = {
+  host: string;
+  port: number;
+  security: "tls" | "starttls" | "none";
+  user: string | null;
+  passwordEnc: string | null;
+  fromAddress: string;
+  fromName: string | null;
+};
+/**
+ * Self-service account policy: self-registration, how long a password reset link works, and email
+ * verification (`off`: nothing is mailed; `optional`: a code is mailed, sign-in does not wait for
+ * it; `required`: sign-in completes only with a verified address). Rows from before a field get
+ * its default where they are read (lib/store/settings.ts `accountPolicyOf`).
+ */
+export type AccountPolicy = {
+  registration: boolean;
+  passwordResetLinkSeconds: number;
+  emailVerification?: "off" | "optional" | "required";
+  /** Whether the registration page asks for the given and family name. */
+  registrationNames?: RegistrationNames;
+};
+export type RegistrationNames = "required" | "optional" | "hidden";
 export type PasswordPolicy = {
   minLength: number;
   requireUppercase: boolean;
@@ -93,6 +121,8 @@ export const instanceSettings = pgTable("instance_settings", {
   passwordPolicy: jsonb("password_policy").$type<PasswordPolicy>().notNull(),
   rateLimits: jsonb("rate_limits").$type<RateLimits>().notNull(),
   retention: jsonb("retention").$type<Retention>().notNull().default({ auditDays: 90 }),
+  smtp: jsonb("smtp").$type<SmtpSettings | null>(),
+  accountPolicy: jsonb("account_policy").$type<AccountPolicy>().notNull().default({ registration: true, passwordResetLinkSeconds: 3600 }),
   logo: bytea("logo"),
   logoContentType: text("logo_content_type"),
   /** HMAC of a constant under the master key: detects an instance started with the wrong key. */
@@ -117,6 +147,18 @@ export const clients = pgTable("clients", {
   refreshTokenLifetime: integer("refresh_token_lifetime").notNull(),
   /** SHA-256 of a 256-bit random secret, base64url. Null for public and private_key_jwt clients. */
   secretHash: text("secret_hash"),
+  /**
+   * Web origins whose pages may call the token, revocation, userinfo and introspection endpoints
+   * (CORS). Null: the origins of the redirect URIs (lib/oauth/cors.ts).
+   */
+  allowedOrigins: text("allowed_origins").array(),
+  /**
+   * First-party applications (the default, and every client registered before consent existed)
+   * get the user's data without a consent screen; third-party ones only after the user allowed it.
+   */
+  firstParty: boolean("first_party").notNull().default(true),
+  /** The APIs (by identifier) and their scopes this client may ask tokens for. */
+  apiScopes: jsonb("api_scopes").$type<Record<string, string[]>>().notNull().default({}),
   createdAt: created(),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
@@ -247,6 +289,8 @@ export const grants = pgTable(
     scopes: text("scopes").array().notNull(),
     /** User claims asked for by name with the `claims` parameter (OIDC Core 5.5), kept for refreshes and userinfo. */
     claims: jsonb("claims").$type<{ idToken: string[]; userinfo: string[] } | null>(),
+    /** API identifiers the grant covers (RFC 8707 `resource` at the authorization request). */
+    resources: text("resources").array().notNull().default(sql`'{}'::text[]`),
     createdAt: created(),
     expiresAt: ts("expires_at").notNull(),
     revokedAt: ts("revoked_at"),
@@ -330,7 +374,7 @@ export const tokens = pgTable(
 export const tokenRevocations = pgTable(
   "token_revocations",
   {
-    subjectType: text("subject_type").$type<"jti" | "grant" | "session">().notNull(),
+    subjectType: text("subject_type").$type<"jti" | "grant" | "session" | "audience">().notNull(),
     subjectId: text("subject_id").notNull(),
     reason: text("reason").notNull(),
     createdAt: created(),
@@ -446,6 +490,8 @@ export const authRequests = pgTable(
     hintSubject: text("hint_subject"),
     /** The `claims` parameter as lib/oauth/claims-request.ts reduced it (OIDC Core 5.5). */
     claims: jsonb("claims").$type<{ idToken: string[]; userinfo: string[]; subjects: string[] | null } | null>(),
+    /** API identifiers asked for with `resource` (RFC 8707). */
+    resources: text("resources").array().notNull().default(sql`'{}'::text[]`),
     locale: text("locale").notNull(),
     /** Login name entered on the first step, for the password step. */
     loginName: text("login_name"),
@@ -454,6 +500,8 @@ export const authRequests = pgTable(
     /** Message key of the last failed step and the non-secret values to show again. */
     formError: text("form_error"),
     formValues: jsonb("form_values").$type<Record<string, string> | null>(),
+    /** The user refused the consent screen: the request ends with access_denied. */
+    consentDenied: boolean("consent_denied").notNull().default(false),
     createdAt: created(),
     expiresAt: ts("expires_at").notNull(),
     completedAt: ts("completed_at"),
@@ -475,4 +523,140 @@ export const textOverrides = pgTable(
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.locale, t.key] })],
+);
+
+/**
+ * What a user allowed a third-party client: the scopes (all it ever allowed, so that a request
+ * for fewer asks nothing) and when last. A request for a scope not in the set asks again.
+ */
+export const consents = pgTable(
+  "consents",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    clientId: text("client_id")
+      .notNull()
+      .references(() => clients.id, { onDelete: "cascade" }),
+    scopes: text("scopes").array().notNull(),
+    grantedAt: ts("granted_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index("consents_client_idx").on(t.clientId)],
+);
+
+/** `descriptions`: the consent page's text per locale; `description` when the user's locale has none. */
+export type ApiScope = { name: string; description: string; descriptions?: Partial<Record<"en" | "de" | "fr" | "it", string>> };
+export type ApiRole = { key: string; name: string; description: string };
+
+/**
+ * An API (resource server): its identifier is the `aud` of the access tokens issued for it
+ * (RFC 8707), with its own scopes, roles, token format and lifetime, and its own credentials to
+ * call introspection with: a secret (stored as a hash) for HTTP Basic, and/or public keys for
+ * `private_key_jwt`.
+ */
+export const apis = pgTable("apis", {
+  id: text("id").primaryKey(),
+  identifier: text("identifier").notNull().unique(),
+  name: text("name").notNull(),
+  scopes: jsonb("scopes").$type<ApiScope[]>().notNull().default([]),
+  roles: jsonb("roles").$type<ApiRole[]>().notNull().default([]),
+  accessTokenType: text("access_token_type").notNull().default("jwt"),
+  accessTokenLifetime: integer("access_token_lifetime").notNull(),
+  secretHash: text("secret_hash"),
+  jwks: jsonb("jwks").$type<{ keys: Record<string, unknown>[] } | null>(),
+  createdAt: created(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+/** Roles of an API held by users and by machine clients (client credentials). */
+export const userRoles = pgTable(
+  "user_roles",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    apiId: text("api_id")
+      .notNull()
+      .references(() => apis.id, { onDelete: "cascade" }),
+    roleKey: text("role_key").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.apiId, t.roleKey] })],
+);
+
+export const clientRoles = pgTable(
+  "client_roles",
+  {
+    clientId: text("client_id")
+      .notNull()
+      .references(() => clients.id, { onDelete: "cascade" }),
+    apiId: text("api_id")
+      .notNull()
+      .references(() => apis.id, { onDelete: "cascade" }),
+    roleKey: text("role_key").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.apiId, t.roleKey] })],
+);
+
+/**
+ * Every mail Torii sends, and its state: `queued` (waiting for a try), `sent`, `failed` (the
+ * server's last error, tried again until `attempts` runs out), or `held` (no mail server is
+ * configured: the outbox is where it can be read).
+ */
+export const mailOutbox = pgTable(
+  "mail_outbox",
+  {
+    id: text("id").primaryKey(),
+    to: text("to").notNull(),
+    subject: text("subject").notNull(),
+    text: text("text").notNull(),
+    html: text("html").notNull(),
+    /** Which mail it is (`password_reset`, `smtp_test`...), and for whom: for the console and the audit. */
+    template: text("template").notNull(),
+    userId: text("user_id"),
+    state: text("state").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    lastError: text("last_error"),
+    nextAttemptAt: ts("next_attempt_at"),
+    createdAt: created(),
+    sentAt: ts("sent_at"),
+  },
+  (t) => [index("mail_outbox_due_idx").on(t.state, t.nextAttemptAt), index("mail_outbox_created_idx").on(t.createdAt)],
+);
+
+/** Password reset links: only the SHA-256 of the link's token is stored; used once, then kept until expiry. */
+export const passwordResets = pgTable(
+  "password_resets",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    expiresAt: ts("expires_at").notNull(),
+    usedAt: ts("used_at"),
+    createdAt: created(),
+  },
+  (t) => [index("password_resets_user_idx").on(t.userId)],
+);
+
+/**
+ * Email address verification: a 6-digit code (for the page) and a link token (for the mail's
+ * button), both stored only as HMACs under the master key. Single use; a few wrong codes retire it.
+ */
+export const emailVerifications = pgTable(
+  "email_verifications",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** The address the code was sent to: a later change of address makes it worthless. */
+    email: text("email").notNull(),
+    codeHash: text("code_hash").notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    attempts: integer("attempts").notNull().default(0),
+    expiresAt: ts("expires_at").notNull(),
+    usedAt: ts("used_at"),
+    createdAt: created(),
+  },
+  (t) => [index("email_verifications_user_idx").on(t.userId)],
 );

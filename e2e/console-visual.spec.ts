@@ -18,6 +18,9 @@ const PAGES = [
   ["applications", "/applications?q=visual-check-app"],
   ["application-detail", "/applications/{app}"],
   ["application-new", "/applications/new"],
+  ["apis", "/apis"],
+  ["api-detail", "/apis/{api}"],
+  ["api-new", "/apis/new"],
   ["users", "/users?q=visualadmin"],
   ["user-detail", "/users/{admin}"],
   ["user-new", "/users/new"],
@@ -27,6 +30,8 @@ const PAGES = [
   ["texts", "/texts"],
   ["settings", "/settings"],
   ["audit", "/audit?action=instance.bootstrapped"],
+  // Before any spec that sends mail: the empty outbox.
+  ["outbox", "/outbox"],
 ] as const;
 
 function masks(page: Page) {
@@ -38,11 +43,13 @@ function masks(page: Page) {
     page.locator(".console-user"),
     page.locator(".stat-value"),
     page.locator(".event-list"), // recent events name the users other tests made
+    page.locator('main input[type="file"]'), // drawn by the browser itself, different in each Chromium version
   ];
 }
 
 let admin: { id: string; name: string };
 let appId: string;
+let apiId: string;
 test.beforeAll(async () => {
   // The default look, whatever an earlier test left.
   await adminApi("/branding", { method: "PUT", json: { productName: "Torii", primaryColor: "#c2410c", backgroundColor: "#fafaf9", darkMode: "light", logo: null } });
@@ -57,6 +64,26 @@ test.beforeAll(async () => {
   appId =
     apps.clients.find((c) => c.name === "visual-check-app")?.clientId ??
     ((await (await adminApi("/clients", { json: { name: "visual-check-app", redirectUris: ["https://visual.example/cb"] } })).json()) as { clientId: string }).clientId;
+  // The check's own API (other specs delete theirs): the API pages, and its sections on the
+  // application and user pages.
+  const apis = (await (await adminApi("/apis")).json()) as { apis: { apiId: string; name: string }[] };
+  apiId =
+    apis.apis.find((a) => a.name === "visual-check-api")?.apiId ??
+    (
+      (await (
+        await adminApi("/apis", {
+          json: {
+            identifier: "https://visual.example/api",
+            name: "visual-check-api",
+            scopes: [{ name: "orders:read", description: "Read orders" }],
+            roles: [
+              { key: "viewer", name: "Viewer" },
+              { key: "admin", name: "Administrator", description: "Everything" },
+            ],
+          },
+        })
+      ).json()) as { apiId: string }
+    ).apiId;
 });
 test.afterAll(async () => {
   await adminApi("/branding", { method: "PUT", json: { darkMode: "auto" } });
@@ -69,7 +96,7 @@ for (const locale of LOCALES) {
     for (const [name, path] of PAGES) {
       for (const [device, width] of Object.entries(WIDTHS)) {
         await page.setViewportSize({ width, height: 900 });
-        await page.goto(CONSOLE + path.replace("{admin}", admin.id).replace("{app}", appId));
+        await page.goto(CONSOLE + path.replace("{admin}", admin.id).replace("{app}", appId).replace("{api}", apiId));
         await page.waitForLoadState("networkidle");
         await expect(page).toHaveScreenshot(`${name}-${locale}-${device}.png`, { fullPage: false, mask: masks(page), animations: "disabled", maxDiffPixelRatio: 0.002 });
       }

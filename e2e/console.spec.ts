@@ -1,9 +1,11 @@
+import { decodeJwt } from "jose";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect, test, type Page, type Request } from "@playwright/test";
 import { createUser, RelyingParty } from "./rp";
 import { callbackParams, PASSWORD, uniqueName } from "./login-helpers";
 import { adminApi, BASE_URL } from "./support";
+import { startSmtpSink } from "../test/smtp-sink";
 import { CONSOLE, consoleSession, createAdmin, expectOneH1, SHOTS } from "./console-helpers";
 
 let admin: { id: string; name: string };
@@ -529,4 +531,125 @@ test.describe("a non-administrator", () => {
     expect([303, 307, 308]).toContain(res.status());
     expect(res.headers().location).toContain("/ui/console/signin");
   });
+});
+
+test("APIs: describe an API with scopes and roles, let an application use it, give it a role; its token carries them", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name);
+  await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: "APIs" }).click();
+  await expectOneH1(page, "APIs");
+  await page.getByRole("link", { name: "New API" }).first().click();
+  await expectOneH1(page, "New API");
+
+  // The API's field errors land next to their inputs.
+  const name = uniqueName("Orders ");
+  const identifier = `https://api.example.com/${name.replace(/\s/g, "-").toLowerCase()}`;
+  await page.getByLabel("Identifier").fill("orders");
+  await page.locator(`[name="name"]`).fill(name);
+  await page.getByLabel("Scopes").fill("orders:read | Read your orders\nopenid");
+  await page.getByLabel("Roles").fill("viewer | Viewer\nadmin | Administrator | Everything");
+  await page.getByRole("button", { name: "Create API" }).click();
+  await expect(page.locator("#identifier-error")).toHaveText("Must be an absolute URI without a fragment, such as https://api.example.com.");
+  await expect(page.locator("#scopes-error")).toContainText("This is a scope of the protocol itself.");
+
+  await page.getByLabel("Identifier").fill(identifier);
+  await page.getByLabel("Scopes").fill("orders:read | Read your orders");
+  await page.getByRole("button", { name: "Create API" }).click();
+  await expect(page.getByRole("status").first()).toContainText(`${name} was created.`);
+  await page.getByRole("link", { name: "Open the API" }).click();
+  await expectOneH1(page, name);
+  await expect(page.getByLabel("Roles")).toHaveValue("viewer | Viewer\nadmin | Administrator | Everything");
+
+  // Its introspection secret, shown once.
+  await page.getByRole("button", { name: "Create a secret" }).click();
+  const apiSecret = (await page.getByTestId("secret-value").textContent())!.trim();
+  expect(apiSecret.length).toBeGreaterThan(30);
+
+  // An application for client credentials may use it, with its scope, and holds its viewer role.
+  const created = await (await adminApi("/clients", { method: "POST", json: { name: uniqueName("worker "), redirectUris: [], responseTypes: [], grantTypes: ["client_credentials"] } })).json();
+  await page.goto(`${CONSOLE}/applications/${encodeURIComponent(created.clientId)}`);
+  const apis = page.locator("fieldset.checks", { has: page.locator("legend", { hasText: name }) });
+  await apis.getByLabel("May use this API").check();
+  await apis.getByLabel("orders:read").check();
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await expect(page.locator("#section-settings").getByRole("status")).toHaveText("Saved.");
+  expect((await (await adminApi(`/clients/${created.clientId}`)).json()).apiScopes).toEqual({ [identifier]: ["orders:read"] });
+
+  await page.reload();
+  await page.locator("#section-roles fieldset.checks", { has: page.locator("legend", { hasText: name }) }).getByLabel("Viewer").check();
+  await page.getByRole("button", { name: "Save API roles" }).click();
+  await expect(page.locator("#section-roles").getByRole("status")).toHaveText("Saved.");
+
+  const res = await fetch(`${BASE_URL}/oauth/v2/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", authorization: "Basic " + Buffer.from(`${created.clientId}:${created.clientSecret}`).toString("base64") },
+    body: new URLSearchParams({ grant_type: "client_credentials", resource: identifier }).toString(),
+  });
+  expect(res.status).toBe(200);
+  const body = await res.json();
+  expect(body.scope).toBe("orders:read");
+  expect(decodeJwt(body.access_token)).toMatchObject({ aud: identifier, roles: ["viewer"] });
+
+  // The API introspects the token with its own secret.
+  const seen = await fetch(`${BASE_URL}/oauth/v2/introspect`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", authorization: "Basic " + Buffer.from(`${encodeURIComponent(identifier)}:${apiSecret}`).toString("base64") },
+    body: new URLSearchParams({ token: body.access_token }).toString(),
+  });
+  expect(await seen.json()).toMatchObject({ active: true, aud: identifier, roles: ["viewer"] });
+
+  // Deleting the API: back at the list, and the application no longer names it.
+  const apiId = (await (await adminApi("/apis")).json()).apis.find((a: { identifier: string }) => a.identifier === identifier).apiId;
+  await page.goto(`${CONSOLE}/apis/${apiId}`);
+  await page.getByText("Delete API").click();
+  await page.getByRole("button", { name: "Delete for good" }).click();
+  await expect(page.getByRole("status").first()).toHaveText("The API was deleted.");
+  expect((await (await adminApi(`/clients/${created.clientId}`)).json()).apiScopes).toEqual({});
+  await adminApi(`/clients/${created.clientId}`, { method: "DELETE" });
+  await context.close();
+});
+
+test("mail: set the mail server, send a test mail, read it in the outbox; a user's reset mail", async ({ browser }) => {
+  const sink = await startSmtpSink();
+  const { context, page } = await consoleSession(browser, admin.name);
+  try {
+    await page.goto(`${CONSOLE}/settings`);
+    const smtp = page.locator("#section-smtp");
+    await expect(smtp.getByTestId("smtp-status")).toContainText("No mail server");
+    await smtp.getByLabel("Host").fill("127.0.0.1");
+    await smtp.getByLabel("Port").fill("0");
+    await smtp.getByLabel("Security").selectOption("none");
+    await smtp.getByLabel("Sender address").fill("noreply@torii.test");
+    await smtp.getByRole("button", { name: "Save mail server" }).click();
+    await expect(smtp.locator("#port-error")).toBeVisible();
+    await smtp.getByLabel("Port").fill(String(sink.port));
+    await smtp.getByLabel("Password", { exact: true }).fill("relay-secret");
+    await smtp.getByRole("button", { name: "Save mail server" }).click();
+    await expect(smtp.getByRole("status").first()).toHaveText("Saved.");
+    await page.reload();
+    await expect(page.locator("#section-smtp").getByTestId("smtp-status")).toContainText("Mail is sent through this server.");
+    await expect(page.locator("#section-smtp").getByLabel("Password", { exact: true })).toHaveValue("");
+
+    await page.locator("#section-smtp").getByLabel("Test mail to").fill("console-test@torii.test");
+    await page.getByRole("button", { name: "Send test mail" }).click();
+    await expect(page.locator("#section-smtp").getByRole("status").first()).toContainText("accepted by the server");
+    await sink.waitFor((m) => m.to.includes("console-test@torii.test"));
+
+    // An administrator mails a user a reset link; the outbox shows both mails.
+    const name = uniqueName("mailuser");
+    const user = await createUser(name, PASSWORD);
+    await page.goto(`${CONSOLE}/users/${user.id}`);
+    await page.getByRole("button", { name: "Send password reset mail" }).click();
+    await expect(page.locator("#section-password").getByRole("status").first()).toContainText("on its way");
+    await sink.waitFor((m) => m.to.includes(`${name}@example.com`));
+
+    await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: "Outbox" }).click();
+    await expectOneH1(page, "Outbox");
+    await page.getByRole("link", { name: "Reset your Torii password" }).first().click();
+    await expect(page.getByTestId("mail-text")).toContainText("/ui/login/reset?token=");
+    await expect(page.frameLocator("iframe.mail-frame").getByRole("link", { name: "Choose a new password" })).toBeVisible();
+  } finally {
+    await adminApi("/settings/smtp", { method: "DELETE" });
+    await context.close();
+    await sink.close();
+  }
 });

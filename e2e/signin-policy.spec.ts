@@ -3,7 +3,7 @@ import { createUser, RelyingParty } from "./rp";
 import { callbackParams, enterPassword, PASSWORD, signIn, uniqueName } from "./login-helpers";
 
 /**
- * The sign-in policy in the browser (lib/oauth/signin-policy.ts): an id_token_hint is never
+ * The sign-in policy in the browser (lib/login/signin-policy.ts): an id_token_hint is never
  * answered for another user (OIDC Core 3.1.2.1), and max_age=0 takes exactly one sign-in, as
  * Apache mod_auth_openidc asks with `OIDCPathAuthRequestParams max_age=0`.
  */

@@ -1,14 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
-import { sql } from "drizzle-orm";
-import { instanceSettings, passwordCredentials, users } from "@/db/schema";
-import type { Db } from "@/lib/db/client";
-import { hmac, randomId } from "@/lib/crypto";
+import { advisoryXactLock, type Db } from "@/lib/db/client";
+import { hmac } from "@/lib/crypto";
 import { createInitialSigningKey } from "@/lib/keys/signing-keys";
-import { generatePassword, hashPassword } from "@/lib/passwords";
+import { generatePassword } from "@/lib/passwords";
 import { recordAudit, SYSTEM } from "@/lib/store/audit";
 import { generatePat, insertPat } from "@/lib/store/pats";
-import { defaultSettings, readSettings } from "@/lib/store/settings";
+import { defaultSettings, insertSettings, readSettings } from "@/lib/store/settings";
+import { insertUser } from "@/lib/store/users";
 
 const BOOTSTRAP_LOCK = 72_690_003;
 const MASTER_KEY_CHECK = "torii master key check v1";
@@ -38,25 +37,20 @@ export async function bootstrap(
 ): Promise<BootstrapResult> {
   const check = hmac(opts.masterKey, MASTER_KEY_CHECK);
   const result = await db.transaction(async (tx): Promise<BootstrapResult> => {
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`);
+    await advisoryXactLock(tx, BOOTSTRAP_LOCK);
     const existing = await readSettings(tx);
     if (existing) {
       if (existing.masterKeyCheck !== check) throw new MasterKeyMismatchError();
       return { created: false };
     }
-    await tx.insert(instanceSettings).values(defaultSettings(opts.issuer, check));
+    await insertSettings(tx, defaultSettings(opts.issuer, check));
     const kid = await createInitialSigningKey(tx, opts.masterKey);
-    const adminId = randomId();
     const adminPassword = generatePassword();
-    await tx.insert(users).values({
-      id: adminId,
-      type: "human",
-      username: ADMIN_USERNAME,
-      givenName: "Instance",
-      familyName: "Administrator",
-      roles: ["admin"],
-    });
-    await tx.insert(passwordCredentials).values({ userId: adminId, hash: await hashPassword(adminPassword) });
+    const { id: adminId } = await insertUser(
+      tx,
+      { type: "human", username: ADMIN_USERNAME, givenName: "Instance", familyName: "Administrator", roles: ["admin"] },
+      adminPassword,
+    );
     const adminPat = opts.adminPat ?? generatePat();
     await insertPat(tx, adminId, adminPat);
     await recordAudit(tx, SYSTEM, {

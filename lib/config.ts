@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { parseTrustedProxies } from "@/lib/http/client-address";
@@ -57,7 +58,17 @@ const envSchema = z.object({
     .int("must be a whole number")
     .min(1, "must be at least 1")
     .default(2048),
+  IDP_SMTP_URL: z
+    .url({ protocol: /^smtps?$/, error: "must be smtp://user:password@host:port or smtps://… (TLS)" })
+    .refine((v) => new URL(v).hostname !== "", "must name a host")
+    .optional(),
+  IDP_SMTP_FROM: z.string().trim().min(3).max(320).optional(),
   IDP_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  IDP_WORKERS: z
+    .union([z.literal("auto"), z.coerce.number({ error: 'must be a number or "auto"' }).int("must be a whole number").min(1, "must be at least 1").max(256, "must be at most 256")], {
+      error: 'must be a number or "auto"',
+    })
+    .default(1),
 });
 
 export type Config = {
@@ -66,6 +77,8 @@ export type Config = {
   issuer: string;
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Worker processes sharing the port (IDP_WORKERS; "auto" = the number of cores). */
+  workers: number;
   masterKey: Buffer | undefined;
   adminPat: string | undefined;
   keyRotationIntervalSeconds: number;
@@ -75,6 +88,11 @@ export type Config = {
   /** Open HTTP connections at most (lib/server/limits.ts). */
   maxConnections: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /**
+   * The mail server from the environment (IDP_SMTP_URL, sender IDP_SMTP_FROM); it takes
+   * precedence over the console's settings (lib/mail/transport.ts).
+   */
+  smtp: { url: string; from: string | undefined } | undefined;
   /** Tests only: keep PGlite in memory instead of in the data folder. */
   inMemory?: boolean;
 };
@@ -109,6 +127,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   const e = result.data;
   const issuer = (e.IDP_ISSUER ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
+  const workers = e.IDP_WORKERS === "auto" ? os.availableParallelism() : e.IDP_WORKERS;
+  // PGlite is an embedded database: one process owns its data folder. Several workers need a
+  // database server they can all connect to.
+  if (workers > 1 && !e.DATABASE_URL) {
+    throw new ConfigError(
+      "IDP_WORKERS",
+      `is ${e.IDP_WORKERS}${e.IDP_WORKERS === "auto" ? ` (${workers} cores)` : ""}, but the embedded PGlite database allows one process per data folder: set DATABASE_URL to a PostgreSQL server to run several workers, or use IDP_WORKERS=1`,
+    );
+  }
   return {
     port: e.PORT,
     hostname: e.HOSTNAME,
@@ -122,6 +149,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     trustedProxies: (parseTrustedProxies(e.IDP_TRUSTED_PROXIES) as { entries: string[] }).entries,
     maxConnections: e.IDP_MAX_CONNECTIONS,
     logLevel: e.IDP_LOG_LEVEL,
+    smtp: e.IDP_SMTP_URL ? { url: e.IDP_SMTP_URL, from: e.IDP_SMTP_FROM } : undefined,
+    workers,
   };
 }
 

@@ -1,17 +1,19 @@
 import { randomUUID } from "node:crypto";
-import { asc, eq } from "drizzle-orm";
-import { signingKeys } from "@/db/schema";
 import { bootstrap, type BootstrapResult } from "@/lib/bootstrap";
-import { Caches } from "@/lib/cache/caches";
-import { listenForInvalidations } from "@/lib/cache/invalidation";
+import { Caches } from "@/lib/store/caches";
+import { listenForInvalidations } from "@/lib/store/invalidation";
 import type { Config } from "@/lib/config";
 import { openDatabase, type Database, type Db } from "@/lib/db/client";
 import { migrate } from "@/lib/db/migrate";
-import { removeExpiredKeys, rotateSigningKey } from "@/lib/keys/signing-keys";
+import { activeSigningKey, publicJwks, publicKeySet, removeExpiredKeys, rotateSigningKey } from "@/lib/keys/signing-keys";
 import { createLogger, type Logger } from "@/lib/log";
-import { purgeExpiredRows } from "@/lib/maintenance";
+import { purgeExpiredRows } from "@/lib/store/sweep";
 import { resolveMasterKey } from "@/lib/master-key";
-import { TokenThrottle } from "@/lib/oauth/token-throttle";
+import { TokenThrottle } from "@/lib/http/token-throttle";
+import { drizzleStore } from "@/lib/store/drizzle-store";
+import { activeSigningKeys } from "@/lib/store/signing-keys";
+import type { Store } from "@/lib/store/repositories";
+import { Mailer } from "@/lib/mail/mailer";
 
 /**
  * One Torii: everything a request may touch, created once per process by `createTorii` and
@@ -26,12 +28,18 @@ export type Engine = {
   readonly database: Database;
   /** The database; only lib/store and lib/keys build queries on it. */
   readonly db: Db;
+  /** The repositories the protocol core works with (lib/store/repositories.ts). */
+  readonly store: Store;
   readonly masterKey: Buffer;
   readonly log: Logger;
   readonly caches: Caches;
-  /** The token endpoint's per-instance rate-limit windows and audit sampling (lib/oauth/token-throttle.ts). */
+  /** The token endpoint's per-instance rate-limit windows and audit sampling (lib/http/token-throttle.ts). */
   readonly tokenThrottle: TokenThrottle;
+  /** The key set's rate limit per client address, counted like the token endpoint's. */
+  readonly jwksThrottle: TokenThrottle;
   readonly bootstrap: BootstrapResult;
+  /** The outbox and its delivery (lib/mail/mailer.ts). */
+  readonly mail: Mailer;
   /** Stops the timers and the invalidation listener and closes the database. */
   close(): Promise<void>;
 };
@@ -57,19 +65,34 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
     const id = randomUUID();
     const caches = new Caches();
     const stopListening = await listenForInvalidations(database, id, caches, log);
+    const keyScope = { db: database.db, masterKey, caches };
     const engine: Engine = {
       id,
       config,
       issuer: config.issuer,
       database,
       db: database.db,
+      store: drizzleStore({
+        db: database.db,
+        caches,
+        id,
+        database,
+        keys: {
+          signing: () => activeSigningKey(keyScope),
+          verification: () => publicKeySet(keyScope),
+          published: () => publicJwks(keyScope),
+        },
+      }),
       masterKey,
       log,
       caches,
-      tokenThrottle: new TokenThrottle(),
+      tokenThrottle: new TokenThrottle("token"),
+      jwksThrottle: new TokenThrottle("jwks"),
       bootstrap: boot,
+      mail: new Mailer({ db: database.db, caches, config, masterKey, log, issuer: config.issuer }),
       close: async () => {
         stopTimers();
+        await engine.mail.close();
         await stopListening();
         await database.close();
       },
@@ -83,11 +106,7 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
 }
 
 async function rotationDue(db: Db, intervalSeconds: number, now = Date.now()): Promise<boolean> {
-  const [newest] = await db
-    .select({ createdAt: signingKeys.createdAt })
-    .from(signingKeys)
-    .where(eq(signingKeys.status, "active"))
-    .orderBy(asc(signingKeys.createdAt));
+  const [newest] = await activeSigningKeys(db);
   return !newest || now - newest.createdAt.getTime() >= intervalSeconds * 1000;
 }
 
@@ -111,8 +130,15 @@ function startMaintenance(engine: Engine): () => void {
     void tick();
   }, Math.min(60, Math.max(5, Math.floor(interval / 10))) * 1000);
   timer.unref();
+  // Mail retries come due on their own; new mail is sent at once (`mail.kick` after a commit).
+  const mailTimer = setInterval(() => {
+    engine.mail.kick();
+  }, 15_000);
+  mailTimer.unref();
   void tick();
+  engine.mail.kick();
   return () => {
     clearInterval(timer);
+    clearInterval(mailTimer);
   };
 }

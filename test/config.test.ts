@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import os from "node:os";
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "@/lib/config";
 
@@ -57,6 +58,18 @@ describe("configuration", () => {
   it("reads IDP_TRUSTED_PROXIES as IPv4 and IPv6 addresses and CIDR blocks", () => {
     expect(parseConfig({ IDP_TRUSTED_PROXIES: "10.0.0.0/8, 127.0.0.1/32,::1,fd00::/8" }).trustedProxies).toEqual(["10.0.0.0/8", "127.0.0.1/32", "::1", "fd00::/8"]);
     expect(parseConfig({}).trustedProxies).toEqual([]);
+  });
+
+  it("IDP_WORKERS: 1 by default, a number or auto (one per core) on PostgreSQL, and more than one refused on PGlite", () => {
+    expect(parseConfig({}).workers).toBe(1);
+    const pg = { DATABASE_URL: "postgres://postgres@127.0.0.1:5432/torii" };
+    expect(parseConfig({ ...pg, IDP_WORKERS: "3" }).workers).toBe(3);
+    expect(parseConfig({ ...pg, IDP_WORKERS: "auto" }).workers).toBe(os.availableParallelism());
+    expect(parseConfig({ IDP_WORKERS: "1" }).workers).toBe(1);
+    for (const bad of ["0", "1.5", "many", "-2"]) expect(problem({ ...pg, IDP_WORKERS: bad }).variable).toBe("IDP_WORKERS");
+    const refused = problem({ IDP_WORKERS: "2" });
+    expect(refused.message).toMatch(/^Configuration error: IDP_WORKERS is 2, but the embedded PGlite database allows one process per data folder/);
+    expect(refused.message).toContain("DATABASE_URL");
   });
 
   it("accepts a master key as hex or base64", () => {

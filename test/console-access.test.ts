@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encrypt } from "@/lib/crypto";
 import { CONSOLE_CLIENT_ID, ensureConsoleClient } from "@/lib/console/client";
-import { clientBody, fieldErrors, nestedNumbers, userBody, type ConsoleT } from "@/lib/console/forms";
+import { apiBody, byApiChecks, clientBody, fieldErrors, nestedNumbers, userBody, type ConsoleT } from "@/lib/console/forms";
 import {
   CONSOLE_COOKIE,
   consoleAccess,
@@ -181,9 +181,54 @@ describe("form conversion", () => {
       accessTokenLifetime: 600,
       // Not a whole number: passed on for the API to refuse with its own message.
       refreshTokenLifetime: "1.5",
+      // No origins listed: those of the redirect URIs (null); an unchecked box is third-party.
+      allowedOrigins: null,
+      firstParty: false,
+    });
+    expect(clientBody(form([["allowedOrigins", " https://spa.example \n\nhttp://localhost:5173"], ["firstParty", "on"]]), "update").body).toMatchObject({
+      allowedOrigins: ["https://spa.example", "http://localhost:5173"],
+      firstParty: true,
     });
     expect(clientBody(form([["jwks", "{nope"]]), "create").fields).toEqual([{ path: "jwks", code: "invalid_json", message: "Must be valid JSON." }]);
     expect(clientBody(form([["jwks", ""]]), "update").body.jwks).toBeNull();
+  });
+
+  it("turns the API form into the API body, keeping per-locale scope descriptions the form does not show", () => {
+    const f = form([
+      ["identifier", " https://api.example/orders "],
+      ["name", "Orders"],
+      ["scopes", "orders:read | Read your orders\n\norders:write"],
+      ["roles", "viewer | Viewer\nadmin | Administrator | Everything | really\nbare"],
+      ["accessTokenType", "opaque"],
+      ["accessTokenLifetime", "300"],
+    ]);
+    expect(apiBody(f, "create").body).toEqual({
+      identifier: "https://api.example/orders",
+      name: "Orders",
+      scopes: [
+        { name: "orders:read", description: "Read your orders" },
+        { name: "orders:write", description: "" },
+      ],
+      roles: [
+        { key: "viewer", name: "Viewer", description: "" },
+        { key: "admin", name: "Administrator", description: "Everything | really" },
+        { key: "bare", name: "bare", description: "" },
+      ],
+      accessTokenType: "opaque",
+      accessTokenLifetime: 300,
+    });
+    const update = apiBody(f, "update", { scopes: [{ name: "orders:read", descriptions: { de: "Bestellungen lesen" } }] }).body;
+    expect(update.identifier).toBeUndefined();
+    expect((update.scopes as unknown[])[0]).toEqual({ name: "orders:read", description: "Read your orders", descriptions: { de: "Bestellungen lesen" } });
+  });
+
+  it("turns per-API check boxes into {apiIdentifier: keys}; an API shown with nothing ticked is []", () => {
+    const f = form([
+      ["apiRoles", "https://a.example viewer"],
+      ["apiRoles", "https://a.example admin"],
+      ["apiRoles", "https://c.example"],
+    ]);
+    expect(byApiChecks(f, "apiRoles", ["https://a.example", "https://b.example"])).toEqual({ "https://a.example": ["viewer", "admin"], "https://b.example": [], "https://c.example": [] });
   });
 
   it("turns the user form into the API body, empty fields as null", () => {
@@ -225,8 +270,8 @@ describe("form conversion", () => {
       const t = translator(locale);
       for (const code of codes) {
         expect(t.has(`apiErrors.${code}`), `${locale} ${code}`).toBe(true);
-        const text = t(`apiErrors.${code}`, { minimum: 1, maximum: 2, values: "a, b", line: 3, members: "d", alg: "HS256", allowed: "RS256", unknown: "{x}", type: "image/png" });
-        expect(text, `${locale} ${code}`).not.toMatch(/apiErrors|\{(minimum|maximum|values|line|members|alg|allowed|unknown)\}/);
+        const text = t(`apiErrors.${code}`, { minimum: 1, maximum: 2, values: "a, b", line: 3, members: "d", alg: "HS256", allowed: "RS256", unknown: "{x}", type: "image/png", origin: "https://a.example" });
+        expect(text, `${locale} ${code}`).not.toMatch(/apiErrors|\{(minimum|maximum|values|line|members|alg|allowed|unknown|origin)\}/);
       }
     }
     expect(translator("fr")("apiErrors.text_braces")).toBe("Les accolades { } ne sont pas équilibrées.");

@@ -142,7 +142,7 @@ describe("claims_supported lists exactly what ID tokens and userinfo return", ()
     const everything = Object.fromEntries((doc.claims_supported as string[]).map((c) => [c, null]));
     const url = oidc.buildAuthorizationUrl(rp.config, {
       redirect_uri: REDIRECT,
-      scope: "openid profile email phone address",
+      scope: "openid profile email phone address roles",
       state: "s",
       nonce,
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),

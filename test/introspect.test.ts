@@ -3,8 +3,6 @@ import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from "jose
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/lib/db/client";
 import { getSettings } from "@/lib/store/settings";
-import { revokeSessionTokens } from "@/lib/store/tokens";
-import { updateUser } from "@/lib/store/users";
 import { startTestInstance, type TestInstance } from "./harness";
 import { introspect, issueTokens, keyClient, revoke } from "./introspect-support";
 import { basic, expectNoStore, makeClient, makeCode, makeUser, token } from "./token-support";
@@ -194,9 +192,12 @@ describe("inactive tokens answer { active: false } and nothing else", () => {
     expect((await introspect(t, i.idToken, i.auth)).body).toEqual({ active: false });
   });
 
+  // Each of these introspects the token first, so that this instance holds it as active in
+  // memory (lib/store/caches.ts): a revocation must end that at once, not a few seconds later.
   it("for JWT and opaque tokens revoked by their client at the revocation endpoint", async () => {
     for (const patch of [{}, { accessTokenType: "opaque" as const }]) {
       const i = await issueTokens(t, { clientPatch: patch });
+      expect((await introspect(t, i.access, i.auth)).body.active).toBe(true);
       expect((await revoke(t, i.access, i.auth)).status).toBe(200);
       expect((await introspect(t, i.access, i.auth)).body).toEqual({ active: false });
     }
@@ -217,14 +218,19 @@ describe("inactive tokens answer { active: false } and nothing else", () => {
   it("for JWT and opaque tokens of a session whose tokens were revoked (logout)", async () => {
     for (const patch of [{}, { accessTokenType: "opaque" as const }]) {
       const i = await issueTokens(t, { clientPatch: patch });
-      await revokeSessionTokens(t.inst.db, i.sessionId, "logout");
+      expect((await introspect(t, i.access, i.auth)).body.active).toBe(true);
+      // What a logout does (lib/oauth/end-session.ts): through the engine's repositories, in a transaction.
+      await t.inst.store.transaction((tx) => tx.grants.revokeSessionTokens(i.sessionId, "logout"));
       expect((await introspect(t, i.access, i.auth)).body).toEqual({ active: false });
     }
   });
 
-  it("when the token's user has been locked", async () => {
+  it("when the token's user has been locked or changed, at once", async () => {
     const i = await issueTokens(t);
-    await updateUser(t.inst.db, i.user.id, { locked: true });
+    expect((await introspect(t, i.access, i.auth)).body).toMatchObject({ active: true, family_name: "Doe" });
+    expect((await t.api(`/management/v1/users/${i.user.id}`, { method: "PATCH", json: { familyName: "Roe" } })).status).toBe(200);
+    expect((await introspect(t, i.access, i.auth)).body).toMatchObject({ active: true, family_name: "Roe" });
+    expect((await t.api(`/management/v1/users/${i.user.id}`, { method: "PATCH", json: { locked: true } })).status).toBe(200);
     expect((await introspect(t, i.access, i.auth)).body).toEqual({ active: false });
   });
 

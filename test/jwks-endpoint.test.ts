@@ -34,27 +34,48 @@ describe("GET /oauth/v2/keys", () => {
     expect(res.headers.get("allow")).toBe("GET");
   });
 
-  it("rate limits per client address with 429 and Retry-After, counting in the database", async () => {
-    const s = await getSettings(t.inst);
-    await updateSettings(t.inst, { rateLimits: { ...s.rateLimits, jwksPerMinute: 3 } });
-    await t.inst.db.execute(sql`DELETE FROM rate_limit_counters`);
-    const statuses: number[] = [];
-    let last: Response | undefined;
-    for (let i = 0; i < 5; i++) {
-      last = await fetch(t.baseUrl + "/oauth/v2/keys");
-      statuses.push(last.status);
-    }
-    expect(statuses).toEqual([200, 200, 200, 429, 429]);
-    const retry = Number(last!.headers.get("retry-after"));
-    expect(retry).toBeGreaterThanOrEqual(1);
-    expect(retry).toBeLessThanOrEqual(60);
-    expect((await last!.json()).error).toBe("rate_limited");
-    const rows = resultRows<{ key: string; count: number }>(await t.inst.db.execute(sql`SELECT key, count FROM rate_limit_counters`));
-    expect(rows).toEqual([{ key: "jwks:127.0.0.1", count: 5 }]);
+  it("rate limits per client address with 429 and Retry-After, counting in process and sharing the count through the database", async () => {
+    // A fresh instance: the count lives in the process, and the tests above used this address.
+    const fresh = await startTestInstance();
+    try {
+      const s = await getSettings(fresh.inst);
+      await updateSettings(fresh.inst, { rateLimits: { ...s.rateLimits, jwksPerMinute: 3 } });
+      const statuses: number[] = [];
+      let last: Response | undefined;
+      for (let i = 0; i < 5; i++) {
+        last = await fetch(fresh.baseUrl + "/oauth/v2/keys");
+        statuses.push(last.status);
+      }
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+      const retry = Number(last!.headers.get("retry-after"));
+      expect(retry).toBeGreaterThanOrEqual(1);
+      expect(retry).toBeLessThanOrEqual(60);
+      expect((await last!.json()).error).toBe("rate_limited");
+      // What this instance admitted is shared with the others through the database, in batches
+      // written after the answers (here one per request, the limit being so low).
+      await expect
+        .poll(async () => resultRows<{ key: string; count: number }>(await fresh.inst.db.execute(sql`SELECT key, count FROM rate_limit_counters`)))
+        .toEqual([{ key: "jwks:127.0.0.1", count: 3 }]);
 
-    // Another address has its own budget (the server sets the address; a client header cannot spoof it).
-    const spoofed = await fetch(t.baseUrl + "/oauth/v2/keys", { headers: { "x-torii-client-address": "10.9.9.9" } });
-    expect(spoofed.status).toBe(429);
-    await updateSettings(t.inst, { rateLimits: { ...s.rateLimits } });
+      // Another address has its own budget (the server sets the address; a client header cannot spoof it).
+      const spoofed = await fetch(fresh.baseUrl + "/oauth/v2/keys", { headers: { "x-torii-client-address": "10.9.9.9" } });
+      expect(spoofed.status).toBe(429);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it("counts what other instances admitted: once the shared count is at the limit, this instance refuses too", async () => {
+    const fresh = await startTestInstance();
+    try {
+      const s = await getSettings(fresh.inst);
+      await updateSettings(fresh.inst, { rateLimits: { ...s.rateLimits, jwksPerMinute: 3 } });
+      // Another instance has admitted three requests of this address in this minute.
+      await fresh.inst.store.rateLimits.hit("jwks:127.0.0.1", Number.MAX_SAFE_INTEGER, 60, new Date(), 3);
+      expect((await fetch(fresh.baseUrl + "/oauth/v2/keys")).status).toBe(200); // learns the shared count with this one
+      await expect.poll(async () => (await fetch(fresh.baseUrl + "/oauth/v2/keys")).status).toBe(429);
+    } finally {
+      await fresh.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/lib/db/client";
-import { purgeExpiredRows } from "@/lib/maintenance";
+import { purgeExpiredRows } from "@/lib/store/sweep";
 import { AUTH_REQUEST_LIFETIME_SECONDS, createAuthRequest } from "@/lib/store/auth-requests";
 import { hitRateLimit } from "@/lib/store/rate-limit";
 import { createUserAgent } from "@/lib/store/sessions";

@@ -3,7 +3,8 @@ import { eq } from "drizzle-orm";
 import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditEvents, clients } from "@/db/schema";
-import { readClient, verifyClientSecret } from "@/lib/store/clients";
+import { verifyClientSecret } from "@/lib/oauth/client-auth";
+import { readClient } from "@/lib/store/clients";
 import { startTestInstance, type TestInstance } from "./harness";
 
 let t: TestInstance;

@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@/lib/db/client";
 import { resultRows } from "@/lib/db/client";
-import { Caches } from "@/lib/cache/caches";
+import { Caches } from "@/lib/store/caches";
 import { rotateSigningKey } from "@/lib/keys/signing-keys";
 import { createTestDatabase, TEST_DB } from "./harness";
 import { freePort, killGroup, spawnTs } from "./process-support";

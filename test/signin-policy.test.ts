@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Prompt } from "@/lib/oauth/params/authorize";
-import { chooserEntries, nextStep, offersRegistration, type PolicyAccount, type PolicyInput, type Step } from "@/lib/oauth/signin-policy";
+import { chooserEntries, nextStep, offersRegistration, type PolicyAccount, type PolicyInput, type Step } from "@/lib/login/signin-policy";
 
 /**
  * The sign-in policy as a table: every combination of prompt × the browser's sessions × max_age ×
@@ -77,6 +77,10 @@ function show(step: Step<Acc>): string {
       return "chooser";
     case "register":
       return "register";
+    case "consent":
+      return `consent ${step.account.label}`;
+    case "verifyEmail":
+      return `verifyEmail ${step.account.label}`;
     case "error":
       return step.error;
   }
@@ -279,5 +283,74 @@ describe("registration", () => {
   it("is offered unless an id_token_hint names a user", () => {
     expect(offersRegistration({ hintSubject: null })).toBe(true);
     expect(offersRegistration({ hintSubject: "u-alice" })).toBe(false);
+  });
+});
+
+describe("consent (third-party clients)", () => {
+  const SCOPES = ["openid", "profile"];
+  const withConsent = (
+    o: Parameters<typeof input>[0],
+    consent: { given?: Record<string, { scopes: string[]; grantedAt: Date }>; denied?: boolean; scopes?: string[] } | null,
+  ): PolicyInput<Acc> => ({
+    ...input(o),
+    consent: consent ? { scopes: consent.scopes ?? SCOPES, denied: consent.denied ?? false, given: consent.given ?? {} } : null,
+  });
+  const base = { prompt: [] as Prompt[], sessions: SESSIONS.one, maxAge: null, hintSubject: null, loginHint: null };
+  const given = (scopes: string[], at = OLD) => ({ "u-alice": { scopes, grantedAt: at } });
+
+  it("a first-party client never asks; a third-party one asks once per new scope and finishes after", () => {
+    expect(show(nextStep(withConsent(base, null)))).toBe("finish alice");
+    expect(show(nextStep(withConsent(base, {})))).toBe("consent alice");
+    expect(show(nextStep(withConsent(base, { given: given(["openid", "profile", "email"]) })))).toBe("finish alice");
+    // A scope never allowed asks again; fewer scopes than allowed do not.
+    expect(show(nextStep(withConsent(base, { given: given(["openid"]) })))).toBe("consent alice");
+    expect(show(nextStep(withConsent(base, { given: given(["openid", "profile"]), scopes: ["openid"] })))).toBe("finish alice");
+  });
+
+  it("prompt=none without consent is consent_required; a refusal is access_denied; prompt=consent asks even when allowed before", () => {
+    expect(show(nextStep(withConsent({ ...base, prompt: ["none"] }, {})))).toBe("consent_required");
+    expect(show(nextStep(withConsent(base, { denied: true, given: given(SCOPES) })))).toBe("access_denied");
+    expect(show(nextStep(withConsent({ ...base, prompt: ["consent"] }, { given: given(SCOPES) })))).toBe("consent alice");
+    // ...and is satisfied by a consent given during this request.
+    expect(show(nextStep(withConsent({ ...base, prompt: ["consent"] }, { given: given(SCOPES, NOW) })))).toBe("finish alice");
+    // A consent given a moment before this request (same second) does not count for it.
+    expect(show(nextStep(withConsent({ ...base, prompt: ["consent"] }, { given: given(SCOPES, new Date(CREATED.getTime() - 1)) })))).toBe("consent alice");
+  });
+
+  it("comes after the sign-in: no session means the login page first, whatever the consent", () => {
+    expect(show(nextStep(withConsent({ ...base, sessions: SESSIONS.none }, {})))).toBe("signIn -");
+    expect(show(nextStep(withConsent({ ...base, maxAge: 60 }, {})))).toBe("password alice");
+  });
+
+  it("the chooser counts an account whose next step is the consent screen as ready", () => {
+    const entries = chooserEntries(withConsent({ ...base, sessions: SESSIONS.two }, {}));
+    expect(entries.map((e) => [e.account.label, e.ready])).toEqual([
+      ["alice", true],
+      ["bob", true],
+    ]);
+  });
+});
+
+describe("email verification (the account prompt)", () => {
+  const unverified = { ...account("alice", OLD), emailUnverified: true };
+  const base = { prompt: [] as Prompt[], sessions: [unverified], maxAge: null, hintSubject: null, loginHint: null };
+
+  it("required: an unverified address asks for the code before the request finishes; prompt=none is interaction_required", () => {
+    expect(show(nextStep({ ...input(base), requireVerifiedEmail: true }))).toBe("verifyEmail alice");
+    expect(show(nextStep({ ...input({ ...base, prompt: ["none"] }), requireVerifiedEmail: true }))).toBe("interaction_required");
+    // Verified, or no address at all: nothing to ask.
+    expect(show(nextStep({ ...input({ ...base, sessions: [account("alice", OLD)] }), requireVerifiedEmail: true }))).toBe("finish alice");
+  });
+
+  it("optional or off: the sign-in finishes whatever the address", () => {
+    expect(show(nextStep({ ...input(base), requireVerifiedEmail: false }))).toBe("finish alice");
+    expect(show(nextStep(input(base)))).toBe("finish alice");
+  });
+
+  it("comes after the sign-in and before the consent screen", () => {
+    expect(show(nextStep({ ...input({ ...base, sessions: [] }), requireVerifiedEmail: true }))).toBe("signIn -");
+    const consent = { scopes: ["openid"], denied: false, given: {} };
+    expect(show(nextStep({ ...input(base), requireVerifiedEmail: true, consent }))).toBe("verifyEmail alice");
+    expect(show(nextStep({ ...input({ ...base, sessions: [account("alice", OLD)] }), requireVerifiedEmail: true, consent }))).toBe("consent alice");
   });
 });

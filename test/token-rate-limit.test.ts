@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TokenThrottle } from "@/lib/oauth/token-throttle";
+import { TokenThrottle } from "@/lib/http/token-throttle";
 import { SlidingWindow } from "@/lib/http/sliding-window";
 import { startTestInstance, type TestInstance } from "./harness";
 import { basic, makeClient } from "./token-support";
@@ -85,13 +85,13 @@ describe("the counters", () => {
     const settle = () => new Promise((r) => setTimeout(r, 50));
     let allowedA = 0;
     for (let i = 0; i < 10; i++) {
-      if (a.hit(t.inst.db, key, 10).allowed) allowedA++;
+      if (a.hit(t.inst.store.rateLimits, key, 10).allowed) allowedA++;
       await settle();
     }
     expect(allowedA).toBe(10);
     let allowedB = 0;
     for (let i = 0; i < 5; i++) {
-      if (b.hit(t.inst.db, key, 10).allowed) allowedB++;
+      if (b.hit(t.inst.store.rateLimits, key, 10).allowed) allowedB++;
       await settle();
     }
     // B admits at most one batch (a tenth of the limit, here one request) before it learns A's count.

@@ -92,6 +92,30 @@ describe.skipIf(TEST_DB !== "pg")("two engines on one PostgreSQL", () => {
     expect(await introspected.json()).toMatchObject({ active: true });
   });
 
+  it("a token B holds as active in memory is inactive on B within one second once A revokes it", async () => {
+    for (const accessTokenType of ["jwt", "opaque"] as const) {
+      const { client, secret } = await makeClient(a, { accessTokenType });
+      const auth = basic(client.id, secret!);
+      const access = (await clientCredentials(a, client.id, secret!)).body.access_token as string;
+      const introspectOnB = async () =>
+        (await (
+          await fetch(b.baseUrl + "/oauth/v2/introspect", {
+            method: "POST",
+            headers: { "content-type": "application/x-www-form-urlencoded", authorization: auth },
+            body: new URLSearchParams({ token: access }),
+          })
+        ).json()) as { active: boolean };
+      expect((await introspectOnB()).active).toBe(true);
+      const revoked = await fetch(a.baseUrl + "/oauth/v2/revoke", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: auth },
+        body: new URLSearchParams({ token: access }),
+      });
+      expect(revoked.status).toBe(200);
+      await within1s(async () => !(await introspectOnB()).active);
+    }
+  });
+
   it("settings changed on A apply on B within one second", async () => {
     const res = await a.api("/management/v1/features", { method: "PUT", json: { tokenExchange: true, impersonation: false } });
     expect(res.status).toBe(200);

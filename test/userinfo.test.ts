@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getSettings } from "@/lib/store/settings";
-import { revokeSessionTokens } from "@/lib/store/tokens";
-import { deleteUser } from "@/lib/store/users";
 import { startTestInstance, type TestInstance } from "./harness";
 import { issueTokens, revoke } from "./introspect-support";
 import { basic, makeClient, makeUser, token } from "./token-support";
@@ -112,13 +110,17 @@ describe("userinfo refusals", () => {
     expectInvalidToken(await userinfo({ bearer: i.access }));
   });
 
-  it("a token revoked by its client or by logout: 401 invalid_token", async () => {
+  // Each token is used once first, so that this instance holds it as active in memory: the
+  // revocation must end that at once.
+  it("a token revoked by its client or by logout: 401 invalid_token at once", async () => {
     for (const patch of [{}, { accessTokenType: "opaque" as const }]) {
       const a = await issueTokens(t, { clientPatch: patch, scopes: ["openid"] });
+      expect((await userinfo({ bearer: a.access })).status).toBe(200);
       await revoke(t, a.access, a.auth);
       expectInvalidToken(await userinfo({ bearer: a.access }));
       const b = await issueTokens(t, { clientPatch: patch, scopes: ["openid"] });
-      await revokeSessionTokens(t.inst.db, b.sessionId, "logout");
+      expect((await userinfo({ bearer: b.access })).status).toBe(200);
+      await t.inst.store.transaction((tx) => tx.grants.revokeSessionTokens(b.sessionId, "logout"));
       expectInvalidToken(await userinfo({ bearer: b.access }));
     }
   });
@@ -133,7 +135,8 @@ describe("userinfo refusals", () => {
   it("a token whose user was deleted: 401 invalid_token", async () => {
     const user = await makeUser(t);
     const i = await issueTokens(t, { user, scopes: ["openid"] });
-    await deleteUser(t.inst.db, user.id);
+    expect((await userinfo({ bearer: i.access })).status).toBe(200);
+    expect((await t.api(`/management/v1/users/${user.id}`, { method: "DELETE" })).status).toBe(204);
     expectInvalidToken(await userinfo({ bearer: i.access }));
   });
 
@@ -171,17 +174,21 @@ describe("userinfo refusals", () => {
 });
 
 describe("userinfo for browser-based clients", () => {
-  it("answers a CORS preflight and lets any origin read the answer (the bearer token is the credential)", async () => {
+  it("answers a CORS preflight; only the token's client's web origins may read the answer (test/cors.test.ts has the rest)", async () => {
     const pre = await fetch(t.baseUrl + "/oidc/v1/userinfo", {
       method: "OPTIONS",
       headers: { origin: "https://spa.example", "access-control-request-method": "GET", "access-control-request-headers": "authorization" },
     });
     expect(pre.status).toBe(204);
-    expect(pre.headers.get("access-control-allow-origin")).toBe("*");
+    expect(pre.headers.get("access-control-allow-origin")).toBe("https://spa.example");
     expect(pre.headers.get("access-control-allow-headers")).toMatch(/authorization/i);
     const i = await issueTokens(t, { scopes: ["openid"] });
-    const r = await userinfo({ bearer: i.access, headers: { origin: "https://spa.example" } });
-    expect(r.res.headers.get("access-control-allow-origin")).toBe("*");
-    expect(r.res.headers.get("access-control-allow-credentials")).toBeNull();
+    // The test client's redirect URI is https://rp.example/cb: its origin is the client's web origin.
+    const own = await userinfo({ bearer: i.access, headers: { origin: "https://rp.example" } });
+    expect(own.res.headers.get("access-control-allow-origin")).toBe("https://rp.example");
+    expect(own.res.headers.get("access-control-allow-credentials")).toBeNull();
+    const other = await userinfo({ bearer: i.access, headers: { origin: "https://spa.example" } });
+    expect(other.status).toBe(200);
+    expect(other.res.headers.get("access-control-allow-origin")).toBeNull();
   });
 });

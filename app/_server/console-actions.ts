@@ -4,8 +4,8 @@ import { getTranslations } from "next-intl/server";
 import { revalidatePath } from "next/cache";
 import { redirect } from "next/navigation";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { clientBody, fieldErrors, formText, formValues, nestedNumbers, userBody, type Parsed } from "@torii/core/console/forms";
-import { actionAdmin, api, ConsoleForbidden, type Admin, type ApiResult } from "@/app/_server/console-next";
+import { apiBody, asFormBody, byApiChecks, clientBody, fieldErrors, formText, formValues, nestedNumbers, userBody, type Parsed } from "@torii/core/console/forms";
+import { actionAdmin, call, ConsoleForbidden, type Admin, type ApiResult } from "@/app/_server/console-next";
 import type { ActionState } from "@torii/core/console/state";
 
 /**
@@ -48,7 +48,7 @@ function parseFailure(p: Parsed, inputs: readonly string[], t: Awaited<ReturnTyp
   return { ok: false, message: t("common.fixFields"), fields: fieldErrors(p.fields, inputs, t) };
 }
 
-const id = (form: FormData, name: string) => encodeURIComponent(formText(form, name));
+const id = (form: FormData, name: string) => formText(form, name);
 
 // ---------- applications ----------
 
@@ -56,6 +56,8 @@ const CLIENT_INPUTS = [
   "name",
   "redirectUris",
   "postLogoutRedirectUris",
+  "allowedOrigins",
+  "firstParty",
   "responseTypes",
   "grantTypes",
   "authMethod",
@@ -65,13 +67,14 @@ const CLIENT_INPUTS = [
   "accessTokenLifetime",
   "idTokenLifetime",
   "refreshTokenLifetime",
+  "apiScopes",
 ] as const;
 
 export async function createApplication(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
     const parsed = clientBody(f, "create");
     if (parsed.fields.length) return parseFailure(parsed, CLIENT_INPUTS, t);
-    const r = await api<{ clientId: string; clientSecret?: string; name: string }>(admin.user, "POST", "/clients", parsed.body);
+    const r = await call(admin.user, "createClient", { body: parsed.body });
     if (!r.ok) return failure(r, CLIENT_INPUTS, t);
     return {
       ok: true,
@@ -86,7 +89,7 @@ export async function updateApplication(prev: ActionState, form: FormData): Prom
   return guarded(async (admin, f, t) => {
     const parsed = clientBody(f, "update");
     if (parsed.fields.length) return parseFailure(parsed, CLIENT_INPUTS, t);
-    const r = await api<{ clientSecret?: string }>(admin.user, "PATCH", `/clients/${id(f, "clientId")}`, parsed.body);
+    const r = await call(admin.user, "updateClient", { params: { clientId: id(f, "clientId") }, body: parsed.body });
     if (!r.ok) return failure(r, CLIENT_INPUTS, t);
     return {
       ok: true,
@@ -98,7 +101,7 @@ export async function updateApplication(prev: ActionState, form: FormData): Prom
 
 export async function regenerateSecret(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const r = await api<{ clientSecret: string }>(admin.user, "POST", `/clients/${id(f, "clientId")}/secret`);
+    const r = await call(admin.user, "newClientSecret", { params: { clientId: id(f, "clientId") } });
     if (!r.ok) return failure(r, [], t);
     return { ok: true, message: t("applications.secretRegenerated"), secret: { label: t("applications.secretLabel"), value: r.data.clientSecret } };
   })(prev, form);
@@ -106,12 +109,74 @@ export async function regenerateSecret(prev: ActionState, form: FormData): Promi
 
 export async function deleteApplication(prev: ActionState, form: FormData): Promise<ActionState> {
   const out = await guarded(async (admin, f, t) => {
-    const r = await api(admin.user, "DELETE", `/clients/${id(f, "clientId")}`);
+    const r = await call(admin.user, "deleteClient", { params: { clientId: id(f, "clientId") } });
     if (!r.ok) return failure(r, [], t);
     return { ok: true };
   })(prev, form);
   if (out.ok) redirect(`${CONSOLE_PATH}/applications?deleted=1`);
   return out;
+}
+
+// ---------- APIs ----------
+
+const API_INPUTS = ["identifier", "name", "scopes", "roles", "accessTokenType", "accessTokenLifetime", "jwks"] as const;
+
+export async function createApiResource(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const parsed = apiBody(f, "create");
+    if (parsed.fields.length) return parseFailure(parsed, API_INPUTS, t);
+    const r = await call(admin.user, "createApi", { body: parsed.body });
+    if (!r.ok) return failure(r, API_INPUTS, t);
+    return {
+      ok: true,
+      message: t("apis.createdMsg", { name: r.data.name }),
+      next: { href: `${CONSOLE_PATH}/apis/${encodeURIComponent(r.data.apiId)}`, label: t("apis.open") },
+    };
+  })(prev, form);
+}
+
+export async function updateApiResource(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const apiId = id(f, "apiId");
+    const current = await call(admin.user, "getApi", { params: { apiId } });
+    if (!current.ok) return failure(current, [], t);
+    const parsed = apiBody(f, "update", current.data);
+    if (parsed.fields.length) return parseFailure(parsed, API_INPUTS, t);
+    const r = await call(admin.user, "updateApi", { params: { apiId }, body: parsed.body });
+    if (!r.ok) return failure(r, API_INPUTS, t);
+    return { ok: true, message: t("common.saved") };
+  })(prev, form);
+}
+
+export async function rotateApiResourceSecret(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const r = await call(admin.user, "rotateApiSecret", { params: { apiId: id(f, "apiId") } });
+    if (!r.ok) return failure(r, [], t);
+    return { ok: true, message: t("apis.secretCreated"), secret: { label: t("apis.secretLabel"), value: r.data.clientSecret } };
+  })(prev, form);
+}
+
+export async function deleteApiResource(prev: ActionState, form: FormData): Promise<ActionState> {
+  const out = await guarded(async (admin, f, t) => {
+    const r = await call(admin.user, "deleteApi", { params: { apiId: id(f, "apiId") } });
+    if (!r.ok) return failure(r, [], t);
+    return { ok: true };
+  })(prev, form);
+  if (out.ok) redirect(`${CONSOLE_PATH}/apis?deleted=1`);
+  return out;
+}
+
+/** The roles of a user or client at the APIs the form showed (ApiRolesForm). */
+export async function setApiRoles(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const body = byApiChecks(f, "apiRoles", f.getAll("apiShown").map(String));
+    const userId = id(f, "userId");
+    const r = userId
+      ? await call(admin.user, "setUserRoles", { params: { userId }, body })
+      : await call(admin.user, "setClientRoles", { params: { clientId: id(f, "clientId") }, body });
+    if (!r.ok) return failure(r, ["apiRoles"], t);
+    return { ok: true, message: t("common.saved") };
+  })(prev, form);
 }
 
 // ---------- users ----------
@@ -137,7 +202,7 @@ export async function createUser(prev: ActionState, form: FormData): Promise<Act
     const type = f.get("type") === "machine" ? "machine" : "human";
     const inputs = type === "machine" ? MACHINE_INPUTS : HUMAN_INPUTS;
     const parsed = userBody(f, type, "create");
-    const r = await api<{ id: string; username: string }>(admin.user, "POST", "/users", parsed.body);
+    const r = await call(admin.user, "createUser", { body: parsed.body });
     if (!r.ok) return failure(r, inputs, t);
     return {
       ok: true,
@@ -152,7 +217,7 @@ export async function updateUser(prev: ActionState, form: FormData): Promise<Act
     const type = f.get("type") === "machine" ? "machine" : "human";
     const inputs = type === "machine" ? MACHINE_INPUTS : HUMAN_INPUTS;
     const parsed = userBody(f, type, "update");
-    const r = await api(admin.user, "PATCH", `/users/${id(f, "userId")}`, parsed.body);
+    const r = await call(admin.user, "updateUser", { params: { userId: id(f, "userId") }, body: parsed.body });
     if (!r.ok) return failure(r, inputs, t);
     return { ok: true, message: t("common.saved") };
   })(prev, form);
@@ -160,7 +225,7 @@ export async function updateUser(prev: ActionState, form: FormData): Promise<Act
 
 export async function setUserPassword(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const r = await api(admin.user, "POST", `/users/${id(f, "userId")}/password`, { password: formText(f, "password") });
+    const r = await call(admin.user, "setUserPassword", { params: { userId: id(f, "userId") }, body: { password: formText(f, "password") } });
     if (!r.ok) return failure(r, ["password"], t);
     return { ok: true, message: t("users.passwordSet"), values: {} };
   })(prev, form);
@@ -171,7 +236,7 @@ export async function setUserAccess(prev: ActionState, form: FormData): Promise<
     const body: Record<string, unknown> = {};
     if (f.has("locked")) body.locked = f.get("locked") === "true";
     if (f.has("rolesForm")) body.roles = f.getAll("roles").map(String);
-    const r = await api(admin.user, "PATCH", `/users/${id(f, "userId")}`, body);
+    const r = await call(admin.user, "updateUser", { params: { userId: id(f, "userId") }, body: asFormBody(body) });
     if (!r.ok) return failure(r, ["roles", "locked"], t);
     return { ok: true, message: t("common.saved") };
   })(prev, form);
@@ -179,7 +244,7 @@ export async function setUserAccess(prev: ActionState, form: FormData): Promise<
 
 export async function liftUserLockout(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const r = await api(admin.user, "DELETE", `/users/${id(f, "userId")}/lockout`);
+    const r = await call(admin.user, "liftUserLockout", { params: { userId: id(f, "userId") } });
     if (!r.ok) return failure(r, [], t);
     return { ok: true, message: t("users.lockoutLifted") };
   })(prev, form);
@@ -187,7 +252,7 @@ export async function liftUserLockout(prev: ActionState, form: FormData): Promis
 
 export async function deleteUser(prev: ActionState, form: FormData): Promise<ActionState> {
   const out = await guarded(async (admin, f, t) => {
-    const r = await api(admin.user, "DELETE", `/users/${id(f, "userId")}`);
+    const r = await call(admin.user, "deleteUser", { params: { userId: id(f, "userId") } });
     if (!r.ok) return failure(r, [], t);
     return { ok: true };
   })(prev, form);
@@ -206,7 +271,7 @@ export async function addMachineKey(prev: ActionState, form: FormData): Promise<
         return { ok: false, message: t("common.fixFields"), fields: { publicKey: t("users.keyNotJson") } };
       }
     }
-    const r = await api<{ keyId: string; privateKey?: Record<string, unknown> }>(admin.user, "POST", `/users/${id(f, "userId")}/keys`, body);
+    const r = await call(admin.user, "addMachineKey", { params: { userId: id(f, "userId") }, body: asFormBody(body) });
     if (!r.ok) return failure(r, ["publicKey"], t);
     return {
       ok: true,
@@ -221,7 +286,7 @@ export async function addMachineKey(prev: ActionState, form: FormData): Promise<
 
 export async function removeMachineKey(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const r = await api(admin.user, "DELETE", `/users/${id(f, "userId")}/keys/${id(f, "keyId")}`);
+    const r = await call(admin.user, "deleteMachineKey", { params: { userId: id(f, "userId"), keyId: id(f, "keyId") } });
     if (!r.ok) return failure(r, [], t);
     return { ok: true, message: t("users.keyRemoved") };
   })(prev, form);
@@ -232,7 +297,7 @@ export async function createPat(prev: ActionState, form: FormData): Promise<Acti
     const exp = formText(f, "expiresAt").trim();
     // A date input gives a day; the token stays valid until the end of that day (UTC).
     const body = exp ? { expiresAt: /^\d{4}-\d{2}-\d{2}$/.test(exp) ? `${exp}T23:59:59Z` : exp } : {};
-    const r = await api<{ token: string }>(admin.user, "POST", `/users/${id(f, "userId")}/pats`, body);
+    const r = await call(admin.user, "createPat", { params: { userId: id(f, "userId") }, body });
     if (!r.ok) return failure(r, ["expiresAt"], t);
     return { ok: true, message: t("users.patCreated"), values: {}, secret: { label: t("users.patLabel"), value: r.data.token } };
   })(prev, form);
@@ -240,9 +305,17 @@ export async function createPat(prev: ActionState, form: FormData): Promise<Acti
 
 export async function revokePat(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const r = await api(admin.user, "DELETE", `/users/${id(f, "userId")}/pats/${id(f, "patId")}`);
+    const r = await call(admin.user, "deletePat", { params: { userId: id(f, "userId"), patId: id(f, "patId") } });
     if (!r.ok) return failure(r, [], t);
     return { ok: true, message: t("users.patRevoked") };
+  })(prev, form);
+}
+
+export async function withdrawConsent(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const r = await call(admin.user, "revokeConsent", { params: { userId: id(f, "userId"), clientId: id(f, "clientId") } });
+    if (!r.ok) return failure(r, [], t);
+    return { ok: true, message: t("users.consentRevoked") };
   })(prev, form);
 }
 
@@ -251,7 +324,7 @@ export async function revokePat(prev: ActionState, form: FormData): Promise<Acti
 export async function setFeature(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
     const name = formText(f, "feature");
-    const r = await api(admin.user, "PUT", "/features", { [name]: f.getAll("enabled").at(-1) === "true" });
+    const r = await call(admin.user, "setFeatures", { body: asFormBody({ [name]: f.getAll("enabled").at(-1) === "true" }) });
     if (!r.ok) return failure(r, [], t);
     return { ok: true, message: t("common.saved") };
   })(prev, form);
@@ -259,23 +332,24 @@ export async function setFeature(prev: ActionState, form: FormData): Promise<Act
 
 export async function rotateKey(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, _f, t) => {
-    const r = await api<{ kid: string }>(admin.user, "POST", "/keys/rotate");
+    const r = await call(admin.user, "rotateSigningKey");
     if (!r.ok) return failure(r, [], t);
     return { ok: true, message: t("keys.rotated", { kid: r.data.kid }) };
   })(prev, form);
 }
 
-const SETTINGS_GROUPS = ["lifetimes", "lockoutPolicy", "rateLimits", "passwordPolicy", "retention"] as const;
+const SETTINGS_GROUPS = ["lifetimes", "lockoutPolicy", "rateLimits", "passwordPolicy", "retention", "registration", "passwordReset"] as const;
 
 export async function saveSettings(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
     const parsed = nestedNumbers(f, SETTINGS_GROUPS);
     const body: Record<string, unknown> = { primaryDomain: formText(f, "primaryDomain"), defaultLocale: formText(f, "defaultLocale"), ...parsed.body };
+    if (f.has("emailVerification")) body.emailVerification = formText(f, "emailVerification");
     const reuse = f.get("refreshTokenReuseIntervalSeconds");
     // A number when it is one; anything else goes to the API as typed, which names the field in its error.
     if (typeof reuse === "string") body.refreshTokenReuseIntervalSeconds = /^\s*-?\d+\s*$/.test(reuse) ? Number(reuse) : reuse;
     const inputs = [...f.keys()].filter((k) => k !== "csrf" && !k.startsWith("$"));
-    const r = await api(admin.user, "PUT", "/settings", body);
+    const r = await call(admin.user, "updateSettings", { body: asFormBody(body) });
     if (!r.ok) return failure(r, inputs, t);
     return { ok: true, message: t("common.saved") };
   })(prev, form);
@@ -297,7 +371,7 @@ export async function saveBranding(prev: ActionState, form: FormData): Promise<A
       // The API takes the logo as a data URL and checks its type and bytes itself.
       body.logo = `data:${file.type || "application/octet-stream"};base64,${Buffer.from(await file.arrayBuffer()).toString("base64")}`;
     }
-    const r = await api(admin.user, "PUT", "/branding", body);
+    const r = await call(admin.user, "updateBranding", { body: asFormBody(body) });
     if (!r.ok) return failure(r, BRANDING_INPUTS, t);
     return { ok: true, message: t("common.saved") };
   })(prev, form);
@@ -305,7 +379,7 @@ export async function saveBranding(prev: ActionState, form: FormData): Promise<A
 
 export async function saveTexts(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const locale = encodeURIComponent(formText(f, "locale"));
+    const locale = formText(f, "locale");
     const reset = f.get("reset");
     const texts: Record<string, string | null> = {};
     if (typeof reset === "string" && reset) {
@@ -319,11 +393,68 @@ export async function saveTexts(prev: ActionState, form: FormData): Promise<Acti
         if (value !== formText(f, `shown.${name}`)) texts[name] = value;
       }
     }
-    const r = await api(admin.user, "PUT", `/texts/${locale}`, { texts });
+    const r = await call(admin.user, "setLoginTexts", { params: { locale }, body: { texts } });
     if (!r.ok) {
       const inputs = Object.keys(texts).map((k) => `texts.${k}`);
       return failure(r, inputs, t);
     }
     return { ok: true, message: typeof reset === "string" && reset ? t("texts.resetDone") : t("common.saved"), values: {} };
+  })(prev, form);
+}
+
+// ---------- mail ----------
+
+const SMTP_INPUTS = ["host", "port", "security", "user", "password", "fromAddress", "fromName"] as const;
+
+export async function saveSmtp(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const port = formText(f, "port").trim();
+    const password = formText(f, "password");
+    const body: Record<string, unknown> = {
+      host: formText(f, "host"),
+      port: /^\d+$/.test(port) ? Number(port) : port,
+      security: formText(f, "security"),
+      user: formText(f, "user").trim() || null,
+      fromAddress: formText(f, "fromAddress").trim(),
+      fromName: formText(f, "fromName").trim() || null,
+      // An empty password field keeps the stored one; "clear" removes it.
+      ...(f.get("clearPassword") === "on" ? { password: null } : password ? { password } : {}),
+    };
+    const r = await call(admin.user, "setSmtpSettings", { body: asFormBody(body) });
+    if (!r.ok) return failure(r, SMTP_INPUTS, t);
+    return { ok: true, message: t("common.saved"), values: {} };
+  })(prev, form);
+}
+
+export async function removeSmtp(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, _f, t) => {
+    const r = await call(admin.user, "deleteSmtpSettings");
+    if (!r.ok) return failure(r, [], t);
+    return { ok: true, message: t("mail.removed") };
+  })(prev, form);
+}
+
+export async function sendTestMail(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const r = await call(admin.user, "sendTestMail", { body: asFormBody({ to: formText(f, "to").trim() }) });
+    if (!r.ok) return failure(r, ["to"], t);
+    if (r.data.state === "sent") return { ok: true, message: t("mail.testSent", { to: r.data.to }) };
+    return { ok: false, message: t("mail.testFailed", { error: r.data.lastError ?? r.data.state }) };
+  })(prev, form);
+}
+
+export async function mailPasswordReset(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const r = await call(admin.user, "sendPasswordReset", { params: { userId: id(f, "userId") } });
+    if (!r.ok) return failure(r, [], t);
+    return { ok: true, message: t("users.resetMailed") };
+  })(prev, form);
+}
+
+export async function mailEmailVerification(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const r = await call(admin.user, "sendEmailVerification", { params: { userId: id(f, "userId") } });
+    if (!r.ok) return failure(r, [], t);
+    return { ok: true, message: t("users.verifyMailed") };
   })(prev, form);
 }

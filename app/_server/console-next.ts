@@ -4,13 +4,14 @@ import { cache } from "react";
 import { torii } from "@torii/core/runtime";
 import { CLIENT_ADDRESS_HEADER } from "@torii/core/http/client-address";
 import { dispatchManagement } from "@torii/core/management/router";
+import { operation, type ManagementOperations, type OperationId } from "@torii/core/management/api-routes";
 import { userAgentCookieName } from "@torii/core/session/user-agent";
 import type { User } from "@torii/core/store/users";
 import { touchSession } from "@torii/core/store/sessions";
 import { getSettings } from "@torii/core/store/settings";
 import { CONSOLE_PATH } from "@torii/core/console/client";
 import { CONSOLE_COOKIE, consoleAccess, verifyConsoleCsrf, type ConsoleAccess } from "@torii/core/console/session";
-import type { FieldProblem } from "@torii/core/console/forms";
+import type { FieldProblem, FormBody } from "@torii/core/console/forms";
 
 /** The console access of this request (memoised per request: layout, page and actions share it). */
 export const currentAccess = cache(async (): Promise<ConsoleAccess> => {
@@ -65,17 +66,40 @@ export type ApiResult<T = Record<string, unknown>> =
   | { ok: true; status: number; data: T }
   | { ok: false; status: number; error: string; message: string; fields: FieldProblem[] };
 
+type Operation<O extends OperationId> = ManagementOperations[O];
+
+/** What a call sends: its path parameters (required when the path has any), its body and query, typed by the operation's schemas. */
+type CallInput<O extends OperationId> = ([Operation<O>["params"]] extends [never]
+  ? { params?: undefined }
+  : { params: Record<Operation<O>["params"], string> }) & {
+  /** The operation's body, or a form's fields as typed, for the API to validate (lib/console/forms.ts). */
+  body?: Operation<O>["body"] | FormBody;
+  query?: Operation<O>["query"];
+};
+
+type CallArgs<O extends OperationId> = [Operation<O>["params"]] extends [never] ? [input?: CallInput<O>] : [input: CallInput<O>];
+
 /**
- * A management API call as this administrator, through the API's own route table, schemas and
- * audit events (lib/management/router.ts dispatchManagement). The browser's address and user
- * agent go along so that audit events name where the change came from.
+ * A management API operation, called by its operationId as this administrator: through the API's
+ * own route table, schemas and audit events (lib/management/router.ts dispatchManagement), with
+ * the request and response typed from the route's zod schemas (lib/management/api-routes.ts), so
+ * the console and the API cannot disagree on a shape. The browser's address and user agent go
+ * along so that audit events name where the change came from.
  */
-export async function api<T = Record<string, unknown>>(
-  user: User,
-  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
-  path: string,
-  body?: unknown,
-): Promise<ApiResult<T>> {
+export async function call<O extends OperationId>(user: User, op: O, ...[input]: CallArgs<O>): Promise<ApiResult<Operation<O>["response"]>> {
+  const { method, path } = operation(op);
+  const params = (input?.params ?? {}) as Record<string, string>;
+  let url = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ""));
+  const query = new URLSearchParams();
+  // Query values are strings, numbers or booleans (the query schemas coerce them back).
+  for (const [k, v] of Object.entries((input?.query ?? {}) as Record<string, string | number | boolean | undefined>)) {
+    if (v !== undefined) query.set(k, String(v));
+  }
+  if (query.size) url += `?${query.toString()}`;
+  return send(user, method, url, input?.body);
+}
+
+async function send<T>(user: User, method: string, path: string, body: unknown): Promise<ApiResult<T>> {
   const inst = await torii();
   const h = await headers();
   const req = new Request(`${inst.config.issuer}/management/v1${path}`, {
@@ -94,10 +118,10 @@ export async function api<T = Record<string, unknown>>(
   return { ok: false, status: res.status, error: data.error, message: data.message, fields: data.fields ?? [] };
 }
 
-/** A GET through the API for a page; an unexpected failure is an error for the error boundary. */
-export async function apiGet<T>(user: User, path: string): Promise<T | null> {
-  const r = await api<T>(user, "GET", path);
+/** A read for a page: null for 404; any other failure is an error for the error boundary. */
+export async function read<O extends OperationId>(user: User, op: O, ...args: CallArgs<O>): Promise<Operation<O>["response"] | null> {
+  const r = await call(user, op, ...args);
   if (r.ok) return r.data;
   if (r.status === 404) return null;
-  throw new Error(`${path}: ${r.status} ${r.message}`);
+  throw new Error(`${op}: ${r.status} ${r.message}`);
 }

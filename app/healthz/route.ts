@@ -1,4 +1,4 @@
-import { handleHealthz } from "@torii/core/http/health";
+import { handleHealthz } from "@torii/core/server/health";
 
 export const dynamic = "force-dynamic";
 export const GET = handleHealthz;

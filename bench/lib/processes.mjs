@@ -58,12 +58,16 @@ export async function startNode(name, args, { env, cwd, readyLine, readyUrl, tim
     readyLine: typeof result === "string" ? result : undefined,
     /** Resident memory in MB, from /proc (Linux), or null elsewhere. */
     rssMb() {
-      try {
-        const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"));
-        return m ? Math.round(Number(m[1]) / 1024) : null;
-      } catch {
-        return null;
-      }
+      // The process and its descendants (IDP_WORKERS: the primary and its workers).
+      const kb = [child.pid, ...descendants(child.pid)].map((pid) => {
+        try {
+          const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+          return m ? Number(m[1]) : null;
+        } catch {
+          return null;
+        }
+      });
+      return kb[0] == null ? null : Math.round(kb.reduce((a, x) => a + (x ?? 0), 0) / 1024);
     },
     /**
      * CPU time (user + system, all threads) the process has used, in ms, from /proc (Linux), or
@@ -71,13 +75,17 @@ export async function startNode(name, args, { env, cwd, readyLine, readyUrl, tim
      * req/s: waiting for a core costs latency, not CPU time.
      */
     cpuMs() {
-      try {
-        const stat = fs.readFileSync(`/proc/${child.pid}/stat`, "utf8");
-        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
-      } catch {
-        return null;
-      }
+      // The process and its live descendants: workers replaced during a run would lose their share.
+      const ms = [child.pid, ...descendants(child.pid)].map((pid) => {
+        try {
+          const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+          const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+          return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+        } catch {
+          return null;
+        }
+      });
+      return ms[0] == null ? null : ms.reduce((a, x) => a + (x ?? 0), 0);
     },
     stop: () => stopChild(child, exited),
     stderrTail: () => stderr.join(""),
@@ -90,6 +98,33 @@ async function stopChild(child, exited) {
   const killed = setTimeout(() => child.kill("SIGKILL"), 10_000);
   await exited;
   clearTimeout(killed);
+}
+
+/** Every process below `pid` (Linux /proc; none elsewhere). */
+function descendants(pid) {
+  let parents;
+  try {
+    parents = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map((d) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8");
+        return [Number(d), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])];
+      } catch {
+        return [Number(d), -1];
+      }
+    });
+  } catch {
+    return [];
+  }
+  const out = [];
+  const queue = [pid];
+  while (queue.length) {
+    const p = queue.shift();
+    for (const [c, pp] of parents) if (pp === p) {
+      out.push(c);
+      queue.push(c);
+    }
+  }
+  return out;
 }
 
 /** Registers something to undo at the end (a folder, a database). Runs in reverse order. */

@@ -1,6 +1,6 @@
 /**
  * A small read-through cache: values live `ttlMs`, concurrent misses share one load, and a
- * failed load is never cached. Every cache of the engine is one of these (lib/cache/caches.ts),
+ * failed load is never cached. Every cache of the engine is one of these (lib/store/caches.ts),
  * so that expiry and invalidation work the same way everywhere.
  */
 export class TtlCache<V> {

@@ -1,8 +1,6 @@
-import { eq } from "drizzle-orm";
-import { clients } from "@/db/schema";
-import { mutate } from "@/lib/cache/invalidation";
+import { mutate } from "@/lib/store/invalidation";
 import type { Engine } from "@/lib/engine";
-import { clientChanged } from "@/lib/store/clients";
+import { clientChanged, readClient, putClient } from "@/lib/store/clients";
 import { getSettings } from "@/lib/store/settings";
 
 /**
@@ -22,7 +20,7 @@ export const consoleRedirectUri = (issuer: string) => `${issuer}${CONSOLE_PATH}/
 export async function ensureConsoleClient(inst: Engine): Promise<void> {
   const issuer = inst.issuer;
   const redirectUri = consoleRedirectUri(issuer);
-  const [existing] = await inst.db.select().from(clients).where(eq(clients.id, CONSOLE_CLIENT_ID));
+  const existing = await readClient(inst.db, CONSOLE_CLIENT_ID);
   if (
     existing &&
     existing.authMethod === "none" &&
@@ -50,10 +48,5 @@ export async function ensureConsoleClient(inst: Engine): Promise<void> {
     secretHash: null,
     updatedAt: new Date(),
   };
-  await mutate(inst, [clientChanged(CONSOLE_CLIENT_ID)], (tx) =>
-    tx
-      .insert(clients)
-      .values({ id: CONSOLE_CLIENT_ID, ...registration })
-      .onConflictDoUpdate({ target: clients.id, set: registration }),
-  );
+  await mutate(inst, [clientChanged(CONSOLE_CLIENT_ID)], (tx) => putClient(tx, CONSOLE_CLIENT_ID, registration));
 }

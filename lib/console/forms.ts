@@ -41,7 +41,21 @@ function numberOrText(value: string): number | string {
 /** Empty text is null (a cleared optional field). */
 const nullable = (v: string) => (v.trim() === "" ? null : v.trim());
 
-export type Parsed = { body: Record<string, unknown>; fields: FieldProblem[] };
+declare const formBody: unique symbol;
+
+/**
+ * A request body built from a form's fields as the administrator typed them: the management API
+ * validates it and answers field errors, which the form shows next to the inputs. So it is sent
+ * as it is, not typed as the operation's body (app/_server/console-next.ts, `call`).
+ */
+export type FormBody = Record<string, unknown> & { readonly [formBody]: true };
+
+export type Parsed = { body: FormBody; fields: FieldProblem[] };
+
+/** A body the console assembled from form fields (see FormBody). */
+export const asFormBody = (body: Record<string, unknown>): FormBody => body as FormBody;
+
+const emptyBody = () => asFormBody({});
 
 function json(form: FormData, name: string, parsed: Parsed): unknown {
   const v = formText(form, name).trim();
@@ -56,11 +70,15 @@ function json(form: FormData, name: string, parsed: Parsed): unknown {
 
 /** The application form: every registration field of POST/PATCH /clients. */
 export function clientBody(form: FormData, mode: "create" | "update"): Parsed {
-  const parsed: Parsed = { body: {}, fields: [] };
+  const parsed: Parsed = { body: emptyBody(), fields: [] };
   const b = parsed.body;
   b.name = formText(form, "name");
   b.redirectUris = lines(formText(form, "redirectUris"));
   b.postLogoutRedirectUris = lines(formText(form, "postLogoutRedirectUris"));
+  // Empty: follow the redirect URIs (null), on create and when cleared on update.
+  const origins = lines(formText(form, "allowedOrigins"));
+  b.allowedOrigins = origins.length ? origins : null;
+  b.firstParty = form.get("firstParty") === "on";
   b.responseTypes = form.getAll("responseTypes").map(String);
   b.grantTypes = form.getAll("grantTypes").map(String);
   b.authMethod = formText(form, "authMethod");
@@ -68,6 +86,12 @@ export function clientBody(form: FormData, mode: "create" | "update"): Parsed {
   if (jwks !== undefined && (jwks !== null || mode === "update")) b.jwks = jwks;
   b.accessTokenType = formText(form, "accessTokenType");
   b.idTokenUserinfoAssertion = form.get("idTokenUserinfoAssertion") === "on";
+  // The APIs the application may ask tokens for: a box per API, and one per scope of it. An API
+  // is allowed when its box or any of its scopes is ticked.
+  if (form.has("apiScopesForm")) {
+    const chosen = byApiChecks(form, "apiScopes", []);
+    b.apiScopes = chosen;
+  }
   for (const name of ["accessTokenLifetime", "idTokenLifetime", "refreshTokenLifetime"]) {
     const v = formText(form, name);
     // Left empty on create: the instance defaults apply.
@@ -81,7 +105,7 @@ const ADDRESS = ["streetAddress", "locality", "region", "postalCode", "country"]
 
 /** The user forms: profile fields of a human or machine user (POST /users, PATCH /users/{id}). */
 export function userBody(form: FormData, type: "human" | "machine", mode: "create" | "update"): Parsed {
-  const parsed: Parsed = { body: {}, fields: [] };
+  const parsed: Parsed = { body: emptyBody(), fields: [] };
   const b = parsed.body;
   if (mode === "create") b.type = type;
   b.username = formText(form, "username").trim();
@@ -108,7 +132,7 @@ export function userBody(form: FormData, type: "human" | "machine", mode: "creat
 
 /** The settings form: nested objects by dotted names (`lockoutPolicy.maxFailures`). */
 export function nestedNumbers(form: FormData, groups: readonly string[]): Parsed {
-  const parsed: Parsed = { body: {}, fields: [] };
+  const parsed: Parsed = { body: emptyBody(), fields: [] };
   for (const [key, value] of form.entries()) {
     if (typeof value !== "string") continue;
     const dot = key.indexOf(".");
@@ -143,6 +167,54 @@ export function fieldErrors(fields: FieldProblem[], inputs: readonly string[], t
     let text = f.code && t.has(key) ? t(key, f.params ?? {}) : f.message;
     if (/^\d+$/.test(rest)) text += ` ${t("apiErrors.line", { line: Number(rest) + 1 })}`;
     out[input] = out[input] ? `${out[input]} ${text}` : text;
+  }
+  return out;
+}
+
+/** `a | b | c` → trimmed parts; the console's one-line notation for scopes and roles. */
+function pipeParts(line: string): string[] {
+  return line.split("|").map((p) => p.trim());
+}
+
+/**
+ * The API form (POST/PATCH /apis): scopes one per line as `name | description`, roles as
+ * `key | name | description`. Per-locale scope descriptions are the API's (PATCH keeps those the
+ * form does not show: `current` is the API as it is).
+ */
+export function apiBody(form: FormData, mode: "create" | "update", current?: { scopes: { name: string; descriptions?: Record<string, string | undefined> }[] }): Parsed {
+  const parsed: Parsed = { body: emptyBody(), fields: [] };
+  const b = parsed.body;
+  if (mode === "create") b.identifier = formText(form, "identifier").trim();
+  b.name = formText(form, "name");
+  b.scopes = lines(formText(form, "scopes")).map((line) => {
+    const [name = "", ...rest] = pipeParts(line);
+    const kept = current?.scopes.find((s) => s.name === name)?.descriptions;
+    return { name, description: rest.join(" | "), ...(kept ? { descriptions: kept } : {}) };
+  });
+  b.roles = lines(formText(form, "roles")).map((line) => {
+    const [key = "", name = "", ...rest] = pipeParts(line);
+    return { key, name: name || key, description: rest.join(" | ") };
+  });
+  b.accessTokenType = formText(form, "accessTokenType");
+  const lifetime = formText(form, "accessTokenLifetime");
+  if (lifetime.trim() !== "") b.accessTokenLifetime = numberOrText(lifetime);
+  const jwks = json(form, "jwks", parsed);
+  if (jwks !== undefined && (jwks !== null || mode === "update")) b.jwks = jwks;
+  return parsed;
+}
+
+/**
+ * Check boxes named `name` whose values are `apiIdentifier` or `apiIdentifier key` (identifiers
+ * and keys have no spaces) → `{[apiIdentifier]: keys[]}`; `all` lists the APIs the form showed,
+ * so that an API with every box cleared is sent as `[]` (take everything away there).
+ */
+export function byApiChecks(form: FormData, name: string, all: readonly string[]): Record<string, string[]> {
+  const out: Record<string, string[]> = Object.fromEntries(all.map((a) => [a, []]));
+  for (const v of form.getAll(name).map(String)) {
+    const [api = "", key] = v.split(" ");
+    if (!api) continue;
+    out[api] ??= [];
+    if (key) out[api].push(key);
   }
   return out;
 }

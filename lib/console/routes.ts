@@ -1,6 +1,5 @@
 import type { Engine } from "@/lib/engine";
-import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
-import { isFormEncoded } from "@/lib/oauth/form";
+import { BodyTooLarge, bodyTooLargeResponse, isFormEncoded, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { NO_STORE, seeOther } from "@/lib/http/responses";
 import { actorFor } from "@/lib/management/route";

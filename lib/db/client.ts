@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
@@ -143,4 +144,14 @@ function openPglite(dir: string | undefined, counter?: RoundTripCounter): Databa
 /** `db.execute` returns `{rows}` on both drivers; this names that once. */
 export function resultRows<T>(result: unknown): T[] {
   return (result as { rows: T[] }).rows;
+}
+
+/** A transaction-scoped advisory lock: instances on one database serialise on `key` until the transaction ends. */
+export async function advisoryXactLock(tx: Executor, key: number): Promise<void> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(${key})`);
+}
+
+/** NOTIFY `channel`: PostgreSQL delivers it to the listeners when the transaction commits, never if it rolls back. */
+export async function notifyOnCommit(tx: Executor, channel: string, payload: string): Promise<void> {
+  await tx.execute(sql`SELECT pg_notify(${channel}, ${payload})`);
 }

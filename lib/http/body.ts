@@ -1,4 +1,4 @@
-import { OAuthError } from "@/lib/oauth/errors";
+import { OAuthError } from "@/lib/protocol/errors";
 
 /**
  * The one way request bodies are read (issue 16): every body has a limit, and a body over it is
@@ -45,6 +45,11 @@ export async function readBodyText(request: Request, limit = MAX_BODY_BYTES): Pr
     chunks.push(value);
   }
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Only the media type counts: parameters such as `charset` are allowed and ignored. */
+export function isFormEncoded(request: Request): boolean {
+  return (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase() === "application/x-www-form-urlencoded";
 }
 
 /** What a browser-facing route answers for a body over the limit (it never shows a page for one). */

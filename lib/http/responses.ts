@@ -1,5 +1,5 @@
 import type { Logger } from "@/lib/log";
-import { InvalidRequest, OAuthError } from "@/lib/oauth/errors";
+import { InvalidRequest, OAuthError } from "@/lib/protocol/errors";
 import { isInputDataError } from "./text-input";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;

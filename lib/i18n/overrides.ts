@@ -1,22 +1,21 @@
-import { and, eq, inArray } from "drizzle-orm";
-import { textOverrides } from "@/db/schema";
-import type { Caches } from "@/lib/cache/caches";
-import { mutate, type MutationScope } from "@/lib/cache/invalidation";
+import type { Caches } from "@/lib/store/caches";
+import { mutate, type MutationScope } from "@/lib/store/invalidation";
 import type { Executor, Tx } from "@/lib/db/client";
 import { problem, type Problem } from "@/lib/problem";
+import { readOverrides } from "@/lib/store/text-overrides";
 import { isLocale, type Locale } from "./locales";
 import { CATALOGS } from "./messages";
 
 /**
  * Administrators may override the texts of the hosted pages per locale (admin console, "Branding
  * and texts"): sign-in and registration (`login`), sign-out (`logout`), and the pages the
- * authorization endpoint renders itself (`errors`, `authorize`). The overrides live in the
+ * authorization endpoint renders itself (`errors`, `authorize`), and the mails (`mail`). The overrides live in the
  * database, keyed by their full catalog path (`login.loginName.title`), and are laid over
  * messages/<locale>.json when a page loads its messages, so every instance shows a change within
  * a few seconds and the instance that made it at once. The console's own texts are not
  * overridable: they are for administrators, not for the product's users.
  */
-export const OVERRIDABLE_NAMESPACES = ["login", "logout", "errors", "authorize"] as const;
+export const OVERRIDABLE_NAMESPACES = ["login", "logout", "errors", "authorize", "mail"] as const;
 
 function flatten(node: unknown, prefix: string, out: Map<string, string>): Map<string, string> {
   if (node && typeof node === "object") {
@@ -63,14 +62,6 @@ export function overrideProblem(defaultText: string, value: string): Problem | n
   return null;
 }
 
-export async function readOverrides(db: Executor, locale: Locale): Promise<Record<string, string>> {
-  const rows = await db
-    .select({ key: textOverrides.key, value: textOverrides.value })
-    .from(textOverrides)
-    .where(eq(textOverrides.locale, locale));
-  return Object.fromEntries(rows.map((r) => [r.key, r.value]));
-}
-
 /** The overrides of a locale, from the engine's cache (they are read on every login page). */
 export function cachedOverrides(scope: { db: Executor; caches: Caches }, locale: Locale): Promise<Record<string, string>> {
   return scope.caches.textOverrides.get(locale, () => readOverrides(scope.db, locale));
@@ -89,21 +80,6 @@ export async function pageOverrides(scope: { db: Executor; caches: Caches }, loc
 /** Runs `fn` in a transaction; the overrides cache is dropped everywhere once it has committed. */
 export function mutateOverrides<T>(scope: MutationScope, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return mutate(scope, [{ cache: "textOverrides" }], fn);
-}
-
-/** Sets (string) or resets (null) overrides of one locale; call it inside mutateOverrides. */
-export async function writeOverrides(db: Executor, locale: Locale, changes: Record<string, string | null>): Promise<void> {
-  const reset = Object.entries(changes).filter(([, v]) => v === null).map(([k]) => k);
-  if (reset.length) {
-    await db.delete(textOverrides).where(and(eq(textOverrides.locale, locale), inArray(textOverrides.key, reset)));
-  }
-  for (const [key, value] of Object.entries(changes)) {
-    if (value === null) continue;
-    await db
-      .insert(textOverrides)
-      .values({ locale, key, value })
-      .onConflictDoUpdate({ target: [textOverrides.locale, textOverrides.key], set: { value, updatedAt: new Date() } });
-  }
 }
 
 /**

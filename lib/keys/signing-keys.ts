@@ -1,17 +1,25 @@
 import { createHash } from "node:crypto";
-import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK, type JWTVerifyGetKey } from "jose";
-import { signingKeys } from "@/db/schema";
-import type { Caches, KeyMaterial } from "@/lib/cache/caches";
-import { mutate, type MutationScope } from "@/lib/cache/invalidation";
+import type { Caches, KeyMaterial } from "@/lib/store/caches";
+import { mutate, type MutationScope } from "@/lib/store/invalidation";
 import type { Executor } from "@/lib/db/client";
 import { decrypt, encrypt, randomToken } from "@/lib/crypto";
 import { recordAudit, SYSTEM, type Actor } from "@/lib/store/audit";
 import { longestTokenLifetime } from "@/lib/store/lifetimes";
+import {
+  activeSigningKeys,
+  allSigningKeys,
+  deleteRemovableKeys,
+  insertSigningKey,
+  lockRotation,
+  retireActiveKeys,
+  type ActiveKey,
+  type SigningKeyRow,
+} from "@/lib/store/signing-keys";
+
+export type { ActiveKey };
 
 export const SIGNING_ALG = "RS256";
-/** Advisory lock shared by all instances so that one rotation happens, not one per instance. */
-const ROTATION_LOCK = 72_690_002;
 /** Tolerance for clock skew between us and relying parties when retiring keys. */
 const SKEW_SECONDS = 300;
 
@@ -24,7 +32,6 @@ export type SigningKeyInfo = {
   removeAfter: Date | null;
 };
 
-export type ActiveKey = { kid: string; alg: string; privateKey: CryptoKey };
 
 async function newKeyRow(masterKey: Buffer) {
   const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { modulusLength: 2048, extractable: true });
@@ -44,7 +51,7 @@ async function newKeyRow(masterKey: Buffer) {
 /** Creates the first signing key; used by bootstrap inside its transaction. */
 export async function createInitialSigningKey(db: Executor, masterKey: Buffer): Promise<string> {
   const row = await newKeyRow(masterKey);
-  await db.insert(signingKeys).values(row);
+  await insertSigningKey(db, row);
   return row.kid;
 }
 
@@ -66,12 +73,8 @@ export async function rotateSigningKey(
   const now = opts.now ?? new Date();
   const fresh = await newKeyRow(scope.masterKey); // RSA generation is slow: keep it outside the lock.
   return mutate(scope, [{ cache: "keys" }], async (tx) => {
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(${ROTATION_LOCK})`);
-    const active = await tx
-      .select()
-      .from(signingKeys)
-      .where(eq(signingKeys.status, "active"))
-      .orderBy(asc(signingKeys.createdAt));
+    await lockRotation(tx);
+    const active = await activeSigningKeys(tx);
     const newest = active[active.length - 1];
     const due = !newest || now.getTime() - newest.createdAt.getTime() >= opts.intervalSeconds * 1000;
     let rotated = false;
@@ -80,13 +83,8 @@ export async function rotateSigningKey(
       const lifetime = await longestTokenLifetime(tx);
       const signsFrom = new Date(now.getTime() + (opts.publishDelaySeconds ?? 0) * 1000);
       const removeAfter = new Date(signsFrom.getTime() + (lifetime + SKEW_SECONDS) * 1000);
-      if (active.length) {
-        await tx
-          .update(signingKeys)
-          .set({ status: "retired", retiredAt: signsFrom, removeAfter })
-          .where(eq(signingKeys.status, "active"));
-      }
-      await tx.insert(signingKeys).values({ ...fresh, createdAt: now });
+      if (active.length) await retireActiveKeys(tx, signsFrom, removeAfter);
+      await insertSigningKey(tx, { ...fresh, createdAt: now });
       rotated = true;
       kid = fresh.kid;
       await recordAudit(tx, opts.actor ?? SYSTEM, {
@@ -107,21 +105,14 @@ export function removeExpiredKeys(scope: MutationScope, now = new Date()): Promi
 }
 
 async function deleteExpiredKeys(db: Executor, now: Date): Promise<string[]> {
-  const removed = await db
-    .delete(signingKeys)
-    .where(and(eq(signingKeys.status, "retired"), lt(signingKeys.removeAfter, now)))
-    .returning({ kid: signingKeys.kid });
+  const removed = await deleteRemovableKeys(db, now);
   if (removed.length) {
-    await recordAudit(db, SYSTEM, {
-      action: "signing_key.removed",
-      targetType: "signing_key",
-      details: { kids: removed.map((r) => r.kid) },
-    });
+    await recordAudit(db, SYSTEM, { action: "signing_key.removed", targetType: "signing_key", details: { kids: removed } });
   }
-  return removed.map((r) => r.kid);
+  return removed;
 }
 
-type KeyRow = typeof signingKeys.$inferSelect;
+type KeyRow = SigningKeyRow;
 
 /**
  * The key that signs at `now`: a retired key whose `retiredAt` is still ahead goes on signing
@@ -139,7 +130,7 @@ function signerOf<R extends Pick<KeyRow, "status" | "retiredAt" | "createdAt">>(
 
 /** Oldest first; `next` is a published key that does not sign yet, `active` the one that signs. */
 export async function listSigningKeys(db: Executor, now = new Date()): Promise<SigningKeyInfo[]> {
-  const rows = await db.select().from(signingKeys).orderBy(asc(signingKeys.createdAt));
+  const rows = await allSigningKeys(db);
   const signer = signerOf(rows, now);
   return rows.map((r) => ({
     kid: r.kid,
@@ -158,7 +149,7 @@ export type KeyScope = { db: Executor; masterKey: Buffer; caches: Caches };
 
 function keyMaterial(scope: KeyScope): Promise<KeyMaterial> {
   return scope.caches.keys.get("keys", async () => {
-    const rows = await scope.db.select().from(signingKeys).orderBy(asc(signingKeys.createdAt));
+    const rows = await allSigningKeys(scope.db);
     const body = JSON.stringify({ keys: rows.map((r) => r.publicJwk) });
     const active = signerOf(rows, new Date());
     if (!active) throw new Error("no active signing key");

@@ -1,22 +1,26 @@
 import { hasNul } from "@/lib/http/text-input";
-import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
+import { BodyTooLarge, bodyTooLargeResponse, isFormEncoded, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
-import { nextStep, offersRegistration, type PolicyAccount } from "@/lib/oauth/signin-policy";
-import { isFormEncoded } from "@/lib/oauth/form";
+import { nextStep, offersRegistration, type PolicyAccount } from "@/lib/login/signin-policy";
 import { sameOrigin, verifyCsrf } from "@/lib/session/csrf";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
+import { grantConsent } from "@/lib/store/consents";
 import { liveSessions, recordAuthentication } from "@/lib/store/sessions";
 import { hitRateLimit } from "@/lib/store/rate-limit";
 import { getSettings, type Settings } from "@/lib/store/settings";
 import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
 import { checkPassword } from "./password";
+import { completePasswordReset, requestPasswordReset } from "./password-reset";
+import { accountPolicyOf } from "./account-policy";
+import { notifyOwner } from "./owner-notices";
+import { confirmEmailCode, confirmEmailLink, sendEmailVerification } from "./email-verification";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
 import { registerUser, validateRegistration } from "./register";
-import { asAccount, interactionPage, loadPolicyInput, policyRequestOf } from "./steps";
+import { asAccount, consentRequestOf, interactionPage, loadPolicyInput, pendingStep, policyRequestOf } from "./steps";
 
 type Flow = {
   request: Request;
@@ -40,7 +44,7 @@ async function openFlow(inst: Engine, request: Request): Promise<Flow | Response
   // PostgreSQL cannot store a NUL (lib/http/text-input.ts): such a form is malformed.
   for (const [name, value] of form) if (hasNul(name) || hasNul(value)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
   const id = form.get("authRequest") ?? "";
-  const ua = await userAgentOfRequest(inst.db, inst.config.issuer, request);
+  const ua = await userAgentOfRequest(inst.store, inst.config.issuer, request);
   const authRequest = ua ? await findPendingAuthRequest(inst.db, id, ua.id) : undefined;
   if (!ua || !authRequest) return seeOther(`${LOGIN_PATHS.error}?code=expired`);
   if (!sameOrigin(request, inst.config.issuer) || !verifyCsrf(inst.masterKey, ua.id, id, form.get("csrf"))) {
@@ -99,7 +103,7 @@ export const handleSubmitPassword = guarded(async (flow) => {
       details: { reason: result.reason },
     });
     if (result.reason === "invalid" && result.lockedUser) {
-      // The seam for telling the owner: a mailer acts on `user.lockout` events once mail exists.
+      // The owner hears of it by mail (lib/login/owner-notices.ts).
       await recordAudit(inst.db, actor, {
         action: "user.lockout",
         targetType: "user",
@@ -107,6 +111,8 @@ export const handleSubmitPassword = guarded(async (flow) => {
         clientId: authRequest.clientId,
         details: { lockedUntil: result.lockedUser.until.toISOString(), failures: settings.lockoutPolicy.lockAfterFailures },
       });
+      const minutes = Math.max(1, Math.ceil((result.lockedUser.until.getTime() - Date.now()) / 60_000));
+      await notifyOwner(inst, result.lockedUser.id, "accountLocked", actor, { minutes });
     }
     const wait = "retryAfterSeconds" in result ? { retrySeconds: String(result.retryAfterSeconds) } : null;
     await updateAuthRequest(inst.db, id, { formError: result.reason, formValues: wait });
@@ -137,18 +143,22 @@ export const handleSubmitPassword = guarded(async (flow) => {
  */
 async function refusal(flow: Flow, account: PolicyAccount): Promise<Response | null> {
   const { inst, settings, uaId, id, authRequest } = flow;
-  const input = await loadPolicyInput(inst.db, {
+  const client = await inst.store.clients.get(authRequest.clientId);
+  if (!client) return null; // the callback answers that the client is gone
+  const input = await loadPolicyInput(inst.store, {
     request: policyRequestOf(authRequest),
     userAgentId: uaId,
     chosenSessionId: null,
     primaryDomain: settings.primaryDomain,
     now: new Date(),
+    consent: consentRequestOf(authRequest, client),
   });
   const step = nextStep<PolicyAccount>({ ...input, chosen: account });
   // An error for the client (the account can never satisfy this request, e.g. a claims request
   // for another `sub`): the authentication itself stands, and the callback, asking the policy
-  // with this session, answers the client with the error in its response mode.
-  if (step.step === "finish" || step.step === "error") return null;
+  // with this session, answers the client with the error in its response mode. The consent
+  // screen comes after the session exists: the callback sends the browser there.
+  if (step.step === "finish" || step.step === "error" || step.step === "consent" || step.step === "verifyEmail") return null;
   const next = interactionPage(step, id);
   await updateAuthRequest(inst.db, id, next.patch);
   return seeOther(next.location);
@@ -176,6 +186,8 @@ export const handleSubmitAccount = guarded(async (flow) => {
 export const handleSubmitRegister = guarded(async ({ inst, settings, id, authRequest, form, actor }) => {
   // A new account can never be the user an id_token_hint names.
   if (!offersRegistration(authRequest)) return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
+  // Switched off: nothing is created; the register page says so.
+  if (!settings.accountPolicy.registration) return seeOther(loginUrl(LOGIN_PATHS.register, id));
   const field = (name: string) => (form.get(name) ?? "").trim();
   const input = {
     username: field("username"),
@@ -186,7 +198,8 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
     passwordConfirmation: form.get("passwordConfirmation") ?? "",
   };
   const values: Record<string, string> = { username: input.username, email: input.email, givenName: input.givenName, familyName: input.familyName };
-  const errors = validateRegistration(input, settings.passwordPolicy);
+  const names = accountPolicyOf(settings).registrationNames;
+  const errors = validateRegistration(input, settings.passwordPolicy, names);
   if (!errors.length) {
     const limit = settings.rateLimits.registrationPerHour;
     const hit = await hitRateLimit(inst.db, `register:addr:${actor.ip ?? "unknown"}`, limit, 3600);
@@ -195,7 +208,7 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
       return seeOther(loginUrl(LOGIN_PATHS.register, id));
     }
   }
-  const result = await registerUser(inst.db, input, settings.passwordPolicy);
+  const result = await registerUser(inst.db, input, settings.passwordPolicy, names);
   if (!result.ok) {
     for (const e of result.errors) values[`error.${e.field}`] = [e.key, ...(e.violations ?? [])].join(",");
     await updateAuthRequest(inst.db, id, { formError: "register", formValues: values });
@@ -209,8 +222,10 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
       clientId: authRequest.clientId,
       details: { username: result.created.username },
     });
+    // The address is verified by the code mailed now (unless the policy is off).
+    await sendEmailVerification(inst, result.created, { ...actor, id: result.created.id }, authRequest.locale);
   } else {
-    // The seam for telling the owner: a mailer acts on this event once mail exists.
+    // The owners hear of it by mail; the person registering sees the same page as for a new account.
     await recordAudit(inst.db, actor, {
       action: "user.registration.duplicate",
       targetType: "user",
@@ -218,7 +233,122 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
       clientId: authRequest.clientId,
       details: { matched: result.taken.matched, userIds: result.taken.userIds },
     });
+    for (const userId of result.taken.userIds) await notifyOwner(inst, userId, "registrationAttempt", actor);
   }
   await updateAuthRequest(inst.db, id, { loginName: input.username, formError: null, formValues: null });
   return seeOther(loginUrl(LOGIN_PATHS.registered, id));
 });
+
+/**
+ * The consent screen's answer. Only while the policy asks for consent for this request's
+ * account: then Allow records the consent (the scopes of the request, added to any given before)
+ * and Deny marks the request refused; either way the callback, asking the policy again, finishes
+ * the request or answers the client `access_denied`.
+ */
+export const handleSubmitConsent = guarded(async ({ inst, settings, id, authRequest, form, actor }) => {
+  const callback = seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+  const client = await inst.store.clients.get(authRequest.clientId);
+  if (!client) return callback;
+  const step = await pendingStep(inst.store, authRequest, client, settings.primaryDomain);
+  if (step.step !== "consent") return callback;
+  const decision = form.get("decision");
+  if (decision !== "allow" && decision !== "deny") return seeOther(loginUrl(LOGIN_PATHS.consent, id));
+  const userId = step.account.userId;
+  await inst.db.transaction(async (tx) => {
+    if (decision === "allow") await grantConsent(tx, userId, client.id, authRequest.scopes);
+    else await updateAuthRequest(tx, id, { consentDenied: true });
+    await recordAudit(tx, { ...actor, id: userId }, {
+      action: decision === "allow" ? "consent.granted" : "consent.denied",
+      targetType: "user",
+      targetId: userId,
+      clientId: client.id,
+      details: { scopes: authRequest.scopes },
+    });
+  });
+  return callback;
+});
+
+/**
+ * "Forgot password?": the login name or email address. Whatever it names, the next page is the
+ * same (no user enumeration); a mail goes out only for an account that has an address, within the
+ * rate limits (lib/login/password-reset.ts).
+ */
+export const handleSubmitForgot = guarded(async ({ inst, id, form, actor, authRequest }) => {
+  const value = (form.get("loginName") ?? "").trim();
+  if (!value || value.length > 320) {
+    await updateAuthRequest(inst.db, id, { formError: "loginNameRequired", formValues: null });
+    return seeOther(loginUrl(LOGIN_PATHS.forgot, id));
+  }
+  await requestPasswordReset(inst, value, { ...actor, ip: actor.ip ?? null }, authRequest.locale);
+  await updateAuthRequest(inst.db, id, { formError: null, formValues: null });
+  return seeOther(loginUrl(LOGIN_PATHS.forgotSent, id));
+});
+
+/**
+ * The new password from a reset link (a token form, see `tokenForm`). Failures go back to the
+ * link's page with a reason, success to a page that tells the user to sign in again (every
+ * session ended).
+ */
+export const handleSubmitReset = tokenForm("password reset", async (inst, form, actor) => {
+  const token = form.get("token") ?? "";
+  const outcome = await completePasswordReset(inst, token, form.get("password") ?? "", form.get("confirm") ?? "", actor);
+  if (outcome.ok) return seeOther(LOGIN_PATHS.resetDone);
+  const reason = outcome.reason === "policy" ? `policy&violations=${outcome.violations.join(",")}` : outcome.reason;
+  return seeOther(`${LOGIN_PATHS.reset}?token=${encodeURIComponent(token)}&error=${reason}`);
+});
+
+/**
+ * The code page of a sign-in that needs a verified address (the policy's `verifyEmail` step): the
+ * code from the mail, or "send a new code". Once verified, the callback asks the policy again.
+ */
+export const handleSubmitVerifyEmail = guarded(async ({ inst, settings, id, authRequest, form, actor }) => {
+  const callback = seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+  const client = await inst.store.clients.get(authRequest.clientId);
+  if (!client) return callback;
+  const step = await pendingStep(inst.store, authRequest, client, settings.primaryDomain);
+  if (step.step !== "verifyEmail") return callback;
+  const user = await inst.store.users.get(step.account.userId);
+  if (!user) return callback;
+  const who: Actor = { ...actor, id: user.id };
+  if (form.get("action") === "resend") {
+    const sent = await sendEmailVerification(inst, user, who, authRequest.locale);
+    await updateAuthRequest(inst.db, id, { formError: sent ? "codeSent" : "resendLimited", formValues: null });
+    return seeOther(loginUrl(LOGIN_PATHS.verifyEmail, id));
+  }
+  if (await confirmEmailCode(inst, user.id, (form.get("code") ?? "").replace(/\s/g, ""), who)) {
+    await updateAuthRequest(inst.db, id, { formError: null, formValues: null });
+    return callback;
+  }
+  await updateAuthRequest(inst.db, id, { formError: "wrongCode", formValues: null });
+  return seeOther(loginUrl(LOGIN_PATHS.verifyEmail, id));
+});
+
+/**
+ * The mail's "confirm my address" link: its page posts the token back (a GET never changes
+ * anything, so a mail scanner following the link verifies nothing); a token form.
+ */
+export const handleSubmitVerifyLink = tokenForm("email verification", async (inst, form, actor) => {
+  const user = await confirmEmailLink(inst, form.get("token") ?? "", actor);
+  return seeOther(`${LOGIN_PATHS.verifyLink}?result=${user ? "verified" : "invalid"}`);
+});
+
+/**
+ * The gate of a form that carries a mailed link's token instead of a flow: a form-encoded POST
+ * without NULs from our own origin. The token is the credential, and a form carrying it can only
+ * come from someone who has the link, so it serves as the CSRF token.
+ */
+function tokenForm(what: string, fn: (inst: Engine, form: URLSearchParams, actor: Actor) => Promise<Response>) {
+  return async (inst: Engine, request: Request): Promise<Response> => {
+    try {
+      if (request.method !== "POST" || !isFormEncoded(request)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
+      const form = new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES));
+      for (const [name, value] of form) if (hasNul(name) || hasNul(value)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
+      if (!sameOrigin(request, inst.config.issuer)) return seeOther(`${LOGIN_PATHS.error}?code=csrf`);
+      return await fn(inst, form, { type: "user", ip: clientAddress(request), userAgent: request.headers.get("user-agent") });
+    } catch (err) {
+      if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
+      inst.log.error({ err }, `${what} failed`);
+      return seeOther(`${LOGIN_PATHS.error}?code=serverError`);
+    }
+  };
+}

@@ -1,7 +1,7 @@
-import { and, count, eq, gt, lte, max } from "drizzle-orm";
-import { accountLockouts, loginFailures, type LockoutPolicy } from "@/db/schema";
+import type { LockoutPolicy } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { sha256 } from "@/lib/crypto";
+import { countFailures, deleteFailures, deleteLock, getLock, insertFailure, liveLockUntil, putLock } from "@/lib/store/lockouts";
 
 /**
  * Fair lockout, as OWASP's authentication cheat sheet and mature providers advise. Three counts
@@ -52,12 +52,6 @@ export function delaySeconds(failures: number, free: number, maxDelay: number): 
 
 const windowStart = (policy: LockoutPolicy, now: Date) => new Date(now.getTime() - policy.windowSeconds * 1000);
 
-async function failuresSince(db: Executor, where: ReturnType<typeof and>): Promise<{ n: number; latest: Date | null }> {
-  const [row] = await db.select({ n: count(), latest: max(loginFailures.at) }).from(loginFailures).where(where);
-  const latest = row?.latest ? new Date(row.latest) : null;
-  return { n: row?.n ?? 0, latest };
-}
-
 function waitLeft(f: { n: number; latest: Date | null }, free: number, policy: LockoutPolicy, now: Date): number {
   const d = delaySeconds(f.n, free, policy.maxDelaySeconds);
   if (!d || !f.latest) return 0;
@@ -66,27 +60,19 @@ function waitLeft(f: { n: number; latest: Date | null }, free: number, policy: L
 
 /** Whether this try may check a password now; if not, why and for how long. */
 export async function attemptVerdict(db: Executor, policy: LockoutPolicy, a: Attempt, now = new Date()): Promise<Verdict> {
-  const inWindow = and(gt(loginFailures.at, windowStart(policy, now)), lte(loginFailures.at, now));
-  const pair = await failuresSince(db, and(inWindow, eq(loginFailures.accountKey, a.accountKey), eq(loginFailures.address, a.address)));
+  const inWindow = { since: windowStart(policy, now), until: now };
+  const pair = await countFailures(db, { ...inWindow, accountKey: a.accountKey, address: a.address });
   let wait = waitLeft(pair, policy.freeFailures, policy, now);
   if (!a.trusted) {
-    const byAddress = await failuresSince(db, and(inWindow, eq(loginFailures.address, a.address)));
+    const byAddress = await countFailures(db, { ...inWindow, address: a.address });
     wait = Math.max(wait, waitLeft(byAddress, policy.addressFreeFailures, policy, now));
   }
   if (wait > 0) return { allowed: false, reason: "throttled", retryAfterSeconds: wait };
   if (!a.trusted) {
-    const lock = await liveLock(db, a.accountKey, now);
+    const lock = await liveLockUntil(db, a.accountKey, now);
     if (lock) return { allowed: false, reason: "accountLocked", retryAfterSeconds: Math.max(1, Math.ceil((lock.getTime() - now.getTime()) / 1000)) };
   }
   return { allowed: true };
-}
-
-async function liveLock(db: Executor, accountKey: string, now: Date): Promise<Date | undefined> {
-  const [row] = await db
-    .select({ until: accountLockouts.lockedUntil })
-    .from(accountLockouts)
-    .where(and(eq(accountLockouts.accountKey, accountKey), gt(accountLockouts.lockedUntil, now)));
-  return row?.until;
 }
 
 /**
@@ -100,28 +86,19 @@ export async function recordFailure(
   a: Attempt & { userId?: string },
   now = new Date(),
 ): Promise<{ lockedUntil: Date } | undefined> {
-  await db.insert(loginFailures).values({ accountKey: a.accountKey, address: a.address, trusted: a.trusted, at: now });
+  await insertFailure(db, a, now);
   if (a.trusted) return undefined;
-  const untrusted = and(
-    eq(loginFailures.accountKey, a.accountKey),
-    eq(loginFailures.trusted, false),
-    gt(loginFailures.at, windowStart(policy, now)),
-    lte(loginFailures.at, now),
-  );
-  const { n } = await failuresSince(db, untrusted);
+  const { n } = await countFailures(db, { since: windowStart(policy, now), until: now, accountKey: a.accountKey, untrustedOnly: true });
   if (n < policy.lockAfterFailures) return undefined;
   const lockedUntil = new Date(now.getTime() + policy.lockSeconds * 1000);
-  await db
-    .insert(accountLockouts)
-    .values({ accountKey: a.accountKey, userId: a.userId ?? null, lockedAt: now, lockedUntil })
-    .onConflictDoUpdate({ target: accountLockouts.accountKey, set: { lockedAt: now, lockedUntil } });
-  await db.delete(loginFailures).where(and(eq(loginFailures.accountKey, a.accountKey), eq(loginFailures.trusted, false)));
+  await putLock(db, { accountKey: a.accountKey, userId: a.userId ?? null, lockedAt: now, lockedUntil });
+  await deleteFailures(db, { accountKey: a.accountKey, untrustedOnly: true });
   return { lockedUntil };
 }
 
 /** After a successful sign-in, the failures of that account from that address are forgotten. */
 export async function clearFailures(db: Executor, a: Attempt): Promise<void> {
-  await db.delete(loginFailures).where(and(eq(loginFailures.accountKey, a.accountKey), eq(loginFailures.address, a.address)));
+  await deleteFailures(db, { accountKey: a.accountKey, address: a.address });
 }
 
 export type UserLockout = { locked: boolean; lockedAt: Date | null; lockedUntil: Date | null; recentFailures: number };
@@ -129,29 +106,16 @@ export type UserLockout = { locked: boolean; lockedAt: Date | null; lockedUntil:
 /** What an administrator sees of a user's lock and the failures counting toward the next one. */
 export async function userLockout(db: Executor, policy: LockoutPolicy, userId: string, now = new Date()): Promise<UserLockout> {
   const key = accountKeyOf(userId, "", "");
-  const [lock] = await db.select().from(accountLockouts).where(eq(accountLockouts.accountKey, key));
+  const lock = await getLock(db, key);
   const live = lock && lock.lockedUntil.getTime() > now.getTime() ? lock : undefined;
-  const { n } = await failuresSince(
-    db,
-    and(eq(loginFailures.accountKey, key), eq(loginFailures.trusted, false), gt(loginFailures.at, windowStart(policy, now)), lte(loginFailures.at, now)),
-  );
+  const { n } = await countFailures(db, { since: windowStart(policy, now), until: now, accountKey: key, untrustedOnly: true });
   return { locked: !!live, lockedAt: live?.lockedAt ?? null, lockedUntil: live?.lockedUntil ?? null, recentFailures: n };
 }
 
 /** Lifts a user's lock and forgets the failures that would count toward the next; true if it was locked. */
 export async function liftUserLockout(db: Executor, userId: string, now = new Date()): Promise<boolean> {
   const key = accountKeyOf(userId, "", "");
-  const lifted = await db
-    .delete(accountLockouts)
-    .where(and(eq(accountLockouts.accountKey, key), gt(accountLockouts.lockedUntil, now)))
-    .returning({ key: accountLockouts.accountKey });
-  await db.delete(accountLockouts).where(eq(accountLockouts.accountKey, key));
-  await db.delete(loginFailures).where(eq(loginFailures.accountKey, key));
-  return lifted.length > 0;
-}
-
-/** Maintenance: failures older than the window and ended locks decide nothing any more. */
-export async function purgeLockoutRows(db: Executor, policy: LockoutPolicy, now = new Date()): Promise<void> {
-  await db.delete(loginFailures).where(lte(loginFailures.at, windowStart(policy, now)));
-  await db.delete(accountLockouts).where(lte(accountLockouts.lockedUntil, now));
+  const lifted = await deleteLock(db, key, now);
+  await deleteFailures(db, { accountKey: key });
+  return lifted;
 }

@@ -4,6 +4,8 @@ export const LOGIN_PATHS = {
   password: "/ui/login/password",
   accounts: "/ui/login/accounts",
   register: "/ui/login/register",
+  /** A third-party application asks for the user's consent. */
+  consent: "/ui/login/consent",
   /** After a sign-up, the same page whether or not an account was created (no user enumeration). */
   registered: "/ui/login/registered",
   signedOut: "/ui/login/signedout",
@@ -12,6 +14,20 @@ export const LOGIN_PATHS = {
   submitPassword: "/ui/login/submit/password",
   submitAccount: "/ui/login/submit/account",
   submitRegister: "/ui/login/submit/register",
+  submitConsent: "/ui/login/submit/consent",
+  /** "Forgot password?": asks for the login name or email address, then says a mail may be on its way. */
+  forgot: "/ui/login/forgot",
+  forgotSent: "/ui/login/forgot/sent",
+  submitForgot: "/ui/login/submit/forgot",
+  /** The mailed link: choose a new password. */
+  reset: "/ui/login/reset",
+  resetDone: "/ui/login/reset/done",
+  submitReset: "/ui/login/submit/reset",
+  /** Email verification: the code during sign-in, and the mailed link. */
+  verifyEmail: "/ui/login/verify-email",
+  submitVerifyEmail: "/ui/login/submit/verify-email",
+  verifyLink: "/ui/login/verify",
+  submitVerifyLink: "/ui/login/submit/verify",
 } as const;
 
 export const CALLBACK_PATH = "/oauth/v2/authorize/callback";

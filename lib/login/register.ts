@@ -1,9 +1,8 @@
 import type { ZodType } from "zod";
-import { or, sql } from "drizzle-orm";
-import { users, type PasswordPolicy } from "@/db/schema";
+import type { PasswordPolicy, RegistrationNames } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { checkPasswordPolicy, hashPassword, type PolicyViolation } from "@/lib/passwords";
-import { DuplicateUsername, insertUser, type User } from "@/lib/store/users";
+import { DuplicateUsername, insertUser, usersWithNameOrEmail, type User } from "@/lib/store/users";
 import { email, personName, registeredUsername } from "@/lib/users/fields";
 
 export type RegistrationInput = {
@@ -18,7 +17,11 @@ export type RegistrationInput = {
 /** A field and the message key that explains what is wrong with it. */
 export type RegistrationError = { field: keyof RegistrationInput; key: string; violations?: PolicyViolation[] };
 
-export function validateRegistration(input: RegistrationInput, policy: PasswordPolicy): RegistrationError[] {
+/**
+ * `names`: whether the page asks for the given and family name (required, optional, or not at
+ * all, when whatever was sent is ignored).
+ */
+export function validateRegistration(input: RegistrationInput, policy: PasswordPolicy, names: RegistrationNames = "required"): RegistrationError[] {
   const errors: RegistrationError[] = [];
   // The sign-up page states each rule in its message, so any refusal of a field gets that one key;
   // a name can only be refused for its length.
@@ -28,8 +31,11 @@ export function validateRegistration(input: RegistrationInput, policy: PasswordP
   };
   check("username", registeredUsername, "usernameRequired", "usernameInvalid");
   check("email", email, "emailRequired", "emailInvalid");
-  check("givenName", personName, "givenNameRequired", "tooLong");
-  check("familyName", personName, "familyNameRequired", "tooLong");
+  for (const [field, required] of [["givenName", "givenNameRequired"], ["familyName", "familyNameRequired"]] as const) {
+    if (names === "hidden") continue;
+    if (names === "optional" && !input[field]) continue;
+    check(field, personName, required, "tooLong");
+  }
   const violations = checkPasswordPolicy(input.password, policy);
   if (violations.length) errors.push({ field: "password", key: "passwordPolicy", violations });
   else if (input.password !== input.passwordConfirmation) errors.push({ field: "passwordConfirmation", key: "passwordMismatch" });
@@ -48,8 +54,8 @@ export type RegistrationOutcome =
  * a new account does and is told apart only in the audit log, where `user.registration.duplicate`
  * is the event a mailer can act on to tell the existing owner.
  */
-export async function registerUser(db: Executor, input: RegistrationInput, policy: PasswordPolicy): Promise<RegistrationOutcome> {
-  const errors = validateRegistration(input, policy);
+export async function registerUser(db: Executor, input: RegistrationInput, policy: PasswordPolicy, names: RegistrationNames = "required"): Promise<RegistrationOutcome> {
+  const errors = validateRegistration(input, policy, names);
   if (errors.length) return { ok: false, errors };
   const existing = await usersHolding(db, input.username, input.email);
   if (existing.userIds.length) {
@@ -59,7 +65,13 @@ export async function registerUser(db: Executor, input: RegistrationInput, polic
   try {
     const user = await insertUser(
       db,
-      { type: "human", username: input.username, email: input.email, givenName: input.givenName, familyName: input.familyName },
+      {
+        type: "human",
+        username: input.username,
+        email: input.email,
+        givenName: names === "hidden" ? null : input.givenName || null,
+        familyName: names === "hidden" ? null : input.familyName || null,
+      },
       input.password,
     );
     return { ok: true, created: user };
@@ -71,11 +83,7 @@ export async function registerUser(db: Executor, input: RegistrationInput, polic
 }
 
 async function usersHolding(db: Executor, name: string, mail: string): Promise<{ userIds: string[]; matched: ("username" | "email")[] }> {
-  const rows = await db
-    .select({ id: users.id, username: users.username, email: users.email })
-    .from(users)
-    .where(or(sql`lower(${users.username}) = lower(${name})`, sql`lower(${users.email}) = lower(${mail})`))
-    .limit(10);
+  const rows = await usersWithNameOrEmail(db, name, mail);
   const matched = new Set<"username" | "email">();
   for (const r of rows) {
     if (r.username.toLowerCase() === name.toLowerCase()) matched.add("username");

@@ -1,12 +1,14 @@
-import type { Executor } from "@/lib/db/client";
-import type { Interaction, PolicyAccount, PolicyInput, PolicyRequest } from "@/lib/oauth/signin-policy";
+import type { Settings } from "@/lib/store/settings";
+import { accountPolicyOf } from "./account-policy";
+import { nextStep, type Interaction, type PolicyAccount, type PolicyConsent, type PolicyInput, type PolicyRequest, type Step } from "@/lib/login/signin-policy";
+import type { Client } from "@/lib/store/clients";
 import type { AuthRequest } from "@/lib/store/auth-requests";
-import { liveSessions, type SessionWithUser } from "@/lib/store/sessions";
-import { getUser } from "@/lib/store/users";
+import type { Repositories } from "@/lib/store/repositories";
+import type { SessionWithUser } from "@/lib/store/sessions";
 import { LOGIN_PATHS, loginUrl } from "./paths";
 
 /**
- * Glue between the stored flow and the pure sign-in policy (lib/oauth/signin-policy.ts): it
+ * Glue between the stored flow and the pure sign-in policy (lib/login/signin-policy.ts): it
  * loads what the policy reads and turns the policy's interactions into login pages.
  */
 
@@ -14,7 +16,7 @@ import { LOGIN_PATHS, loginUrl } from "./paths";
 export type SessionAccount = SessionWithUser & PolicyAccount;
 
 export function asAccount(s: SessionWithUser): SessionAccount {
-  return { ...s, username: s.user.username, locked: s.user.locked };
+  return { ...s, username: s.user.username, locked: s.user.locked, emailUnverified: !!s.user.email && !s.user.emailVerified };
 }
 
 export function policyRequestOf(r: Pick<AuthRequest, "prompt" | "maxAge" | "loginHint" | "hintSubject" | "claims" | "createdAt">): PolicyRequest {
@@ -28,31 +30,64 @@ export function policyRequestOf(r: Pick<AuthRequest, "prompt" | "maxAge" | "logi
   };
 }
 
+/** What the consent prompt needs from a pending request and its client. */
+export function consentRequestOf(
+  r: Pick<AuthRequest, "scopes" | "consentDenied">,
+  client: Pick<Client, "id" | "firstParty">,
+): { client: Pick<Client, "id" | "firstParty">; scopes: readonly string[]; denied: boolean } {
+  return { client, scopes: r.scopes, denied: r.consentDenied };
+}
+
 /**
  * The policy's input for a request of a user agent: its live sessions, the id_token_hint's user,
  * and the session chosen during the request (when it is still live).
  */
 export async function loadPolicyInput(
-  db: Executor,
-  opts: { request: PolicyRequest; userAgentId: string | null; chosenSessionId: string | null; primaryDomain: string; now: Date },
+  store: Pick<Repositories, "sessions" | "users" | "consents"> & { settings: { get(): Promise<Settings> } },
+  opts: {
+    request: PolicyRequest;
+    userAgentId: string | null;
+    chosenSessionId: string | null;
+    primaryDomain: string;
+    now: Date;
+    /** The client and what the request asks of it: a third-party client's consent prompt reads it. */
+    consent: { client: Pick<Client, "id" | "firstParty">; scopes: readonly string[]; denied: boolean };
+  },
 ): Promise<PolicyInput<SessionAccount>> {
   // A browser without a row has no sessions (its row is created only when something is stored).
-  const sessions = opts.userAgentId ? (await liveSessions(db, opts.userAgentId, opts.now)).map(asAccount) : [];
-  const hint = opts.request.hintSubject ? await getUser(db, opts.request.hintSubject) : undefined;
+  const sessions = opts.userAgentId ? (await store.sessions.live(opts.userAgentId, opts.now)).map(asAccount) : [];
+  const hint = opts.request.hintSubject ? await store.users.get(opts.request.hintSubject) : undefined;
+  let consent: PolicyConsent | null = null;
+  if (!opts.consent.client.firstParty) {
+    const users = [...new Set(sessions.map((s) => s.userId))];
+    consent = { scopes: opts.consent.scopes, denied: opts.consent.denied, given: await store.consents.of(opts.consent.client.id, users) };
+  }
   return {
     request: opts.request,
+    consent,
     sessions,
     chosen: (opts.chosenSessionId && sessions.find((s) => s.id === opts.chosenSessionId)) || null,
     hintUser: hint ? { username: hint.username, locked: hint.locked } : null,
     primaryDomain: opts.primaryDomain,
     now: opts.now,
+    requireVerifiedEmail: accountPolicyOf(await store.settings.get()).emailVerification === "required",
   };
 }
 
 /** What the flow remembers for an interaction's page, and that page. */
-export function interactionPage(step: Interaction<PolicyAccount>, authRequestId: string): { location: string; patch: Pick<AuthRequest, "loginName" | "sessionId" | "formError" | "formValues"> } {
+export function interactionPage(
+  step: Interaction<PolicyAccount>,
+  authRequestId: string,
+): { location: string; patch: Partial<Pick<AuthRequest, "loginName" | "sessionId" | "formError" | "formValues">> } {
   const clear = { sessionId: null, formError: null, formValues: null };
   switch (step.step) {
+    case "consent":
+    case "verifyEmail":
+      // The account is signed in: the page asks for its session's user.
+      return {
+        location: loginUrl(step.step === "consent" ? LOGIN_PATHS.consent : LOGIN_PATHS.verifyEmail, authRequestId),
+        patch: { formError: null, formValues: null, ...("id" in step.account && typeof step.account.id === "string" ? { sessionId: step.account.id } : {}) },
+      };
     case "signIn":
       return {
         location: loginUrl(LOGIN_PATHS.loginName, authRequestId),
@@ -67,4 +102,27 @@ export function interactionPage(step: Interaction<PolicyAccount>, authRequestId:
     case "register":
       return { location: loginUrl(LOGIN_PATHS.register, authRequestId), patch: { ...clear, loginName: null } };
   }
+}
+
+/**
+ * The policy's next step for a pending request with the session chosen during it: what the
+ * callback, the consent and code pages and their forms all ask.
+ */
+export async function pendingStep(
+  store: Parameters<typeof loadPolicyInput>[0],
+  r: AuthRequest,
+  client: Pick<Client, "id" | "firstParty">,
+  primaryDomain: string,
+  now = new Date(),
+): Promise<Step<SessionAccount>> {
+  return nextStep(
+    await loadPolicyInput(store, {
+      request: policyRequestOf(r),
+      userAgentId: r.userAgentId,
+      chosenSessionId: r.sessionId,
+      primaryDomain,
+      now,
+      consent: consentRequestOf(r, client),
+    }),
+  );
 }

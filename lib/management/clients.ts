@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { mutate } from "@/lib/cache/invalidation";
+import { mutate } from "@/lib/store/invalidation";
 import { ACCESS_TOKEN_FORMATS, CLIENT_AUTH_METHODS as AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from "@/lib/protocol/vocabulary";
 import { recordAudit } from "@/lib/store/audit";
 import {
@@ -15,26 +15,18 @@ import {
   type Client,
   type NewClient,
 } from "@/lib/store/clients";
+import { listApis } from "@/lib/store/apis";
 import { readSettings } from "@/lib/store/settings";
-import { addProblem, invalid, invalidFields, notFound, type FieldError } from "./http";
+import { invalid, invalidFields, notFound, type FieldError } from "./http";
 import { cutOffClient } from "@/lib/store/cut-off";
-import { checkPublicJwk } from "./public-keys";
-import { redirectUriList } from "./redirect-uris";
+import { publicKeySet } from "./public-keys";
+import { redirectUriList, webOriginList } from "./redirect-uris";
+import { webOriginsOf } from "@/lib/oauth/cors";
 import { named, route, type Ctx } from "./route";
 
 const DAY = 86_400;
 
-const jwks = z
-  .object({ keys: z.array(z.record(z.string(), z.unknown())).min(1).max(20) })
-  .transform((set, ctx) => {
-    const keys: Record<string, unknown>[] = [];
-    set.keys.forEach((k, i) => {
-      const checked = checkPublicJwk(k);
-      if ("code" in checked) addProblem(ctx, { ...checked, message: `Key ${checked.message}.` }, ["keys", i]);
-      else keys.push(checked.jwk);
-    });
-    return { keys };
-  });
+const jwks = publicKeySet;
 
 const lifetime = (max: number) => z.number().int().min(1).max(max);
 
@@ -55,6 +47,15 @@ const clientFields = {
   accessTokenLifetime: lifetime(7 * DAY),
   idTokenLifetime: lifetime(7 * DAY),
   refreshTokenLifetime: lifetime(400 * DAY),
+  apiScopes: z
+    .record(z.string(), z.array(z.string()).max(100))
+    .describe("The APIs (by identifier) and their scopes this client may ask tokens for (RFC 8707 resource). For client_credentials this is all it may have."),
+  firstParty: z
+    .boolean()
+    .describe("First-party applications get the user's data without a consent screen; third-party ones (false) ask the user first."),
+  allowedOrigins: webOriginList
+    .nullable()
+    .describe("Web origins whose pages may call the token, revocation, userinfo and introspection endpoints (CORS). null: the origins of the redirect URIs."),
 };
 
 export const ClientCreate = named(
@@ -72,6 +73,9 @@ export const ClientCreate = named(
     accessTokenLifetime: clientFields.accessTokenLifetime.optional(),
     idTokenLifetime: clientFields.idTokenLifetime.optional(),
     refreshTokenLifetime: clientFields.refreshTokenLifetime.optional(),
+    allowedOrigins: clientFields.allowedOrigins.optional(),
+    firstParty: clientFields.firstParty.default(true),
+    apiScopes: clientFields.apiScopes.default({}),
   }),
 );
 
@@ -95,6 +99,10 @@ const ClientView = named(
     accessTokenLifetime: z.number().int(),
     idTokenLifetime: z.number().int(),
     refreshTokenLifetime: z.number().int(),
+    firstParty: z.boolean(),
+    apiScopes: z.record(z.string(), z.array(z.string())),
+    allowedOrigins: z.array(z.string()).nullable(),
+    webOrigins: z.array(z.string()).describe("The origins in effect: allowedOrigins, or the origins of the redirect URIs when it is null."),
     /** Whether a secret is set; the secret itself is shown only when created. */
     hasSecret: z.boolean(),
     createdAt: iso,
@@ -128,6 +136,10 @@ function clientView(c: Client): View {
     accessTokenLifetime: c.accessTokenLifetime,
     idTokenLifetime: c.idTokenLifetime,
     refreshTokenLifetime: c.refreshTokenLifetime,
+    firstParty: c.firstParty,
+    apiScopes: c.apiScopes,
+    allowedOrigins: c.allowedOrigins,
+    webOrigins: webOriginsOf(c),
     hasSecret: c.secretHash !== null,
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
@@ -209,6 +221,26 @@ async function load(ctx: Ctx): Promise<Client> {
   return client;
 }
 
+/** API scopes by API identifier, each API and scope checked against the API resources (field errors with codes). */
+async function checkApiScopes(ctx: Ctx, map: Record<string, string[]>): Promise<Record<string, string[]>> {
+  const apis = await listApis(ctx.db);
+  const problems: FieldError[] = [];
+  const out: Record<string, string[]> = {};
+  for (const [ident, scopes] of Object.entries(map)) {
+    const api = apis.find((a) => a.identifier === ident);
+    if (!api) {
+      problems.push({ path: `apiScopes.${ident}`, code: "api_unknown", message: `No API has the identifier ${ident}.` });
+      continue;
+    }
+    scopes.forEach((sc, i) => {
+      if (!api.scopes.some((d) => d.name === sc)) problems.push({ path: `apiScopes.${ident}.${i}`, code: "scope_unknown", message: `${api.name} has no scope ${sc}.` });
+    });
+    out[ident] = [...new Set(scopes)];
+  }
+  if (problems.length) throw invalidFields(problems);
+  return out;
+}
+
 const withSecret = (c: Client, secret: string | null) => ({ ...clientView(c), ...(secret ? { clientSecret: secret } : {}) });
 
 export const clientRoutes = [
@@ -235,6 +267,9 @@ export const clientRoutes = [
         accessTokenLifetime: body.accessTokenLifetime ?? settings.lifetimes.accessToken,
         idTokenLifetime: body.idTokenLifetime ?? settings.lifetimes.idToken,
         refreshTokenLifetime: body.refreshTokenLifetime ?? settings.lifetimes.refreshToken,
+        allowedOrigins: body.allowedOrigins ?? null,
+        firstParty: body.firstParty,
+        apiScopes: await checkApiScopes(ctx, body.apiScopes),
       };
       const problems = registrationProblems(data);
       if (problems.length) throw invalidFields(problems);
@@ -287,6 +322,7 @@ export const clientRoutes = [
     errors: [404],
     async handler(ctx, patch) {
       const current = await load(ctx);
+      if (patch.apiScopes) patch.apiScopes = await checkApiScopes(ctx, patch.apiScopes);
       const merged = { ...current, ...patch };
       const problems = registrationProblems(merged);
       if (problems.length) throw invalidFields(problems);
@@ -319,7 +355,7 @@ export const clientRoutes = [
     errors: [404],
     async handler(ctx) {
       const id = ctx.params.clientId!;
-      await mutate(ctx.inst, [clientChanged(id)], async (tx) => {
+      await mutate(ctx.inst, [clientChanged(id), { cache: "accessTokens" }], async (tx) => {
         if (!(await deleteClient(tx, id))) throw notFound("client");
         await cutOffClient(tx, id, "client_deleted");
         await recordAudit(tx, ctx.actor, { action: "client.deleted", targetType: "client", targetId: id, clientId: id });

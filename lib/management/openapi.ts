@@ -106,7 +106,7 @@ function build(issuer: string) {
     },
     servers: [{ url: `${issuer}/management/v1` }],
     security: [{ pat: [] }],
-    tags: ["clients", "users", "features", "keys", "settings", "branding", "texts", "audit", "meta"].map((name) => ({ name })),
+    tags: ["clients", "apis", "users", "features", "keys", "settings", "mail", "branding", "texts", "audit", "meta"].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: { pat: { type: "http", scheme: "bearer", description: "A personal access token of an administrator." } },

@@ -1,5 +1,7 @@
 import { createPublicKey, type JsonWebKey as NodeJwk } from "node:crypto";
+import { z } from "zod";
 import { problem, type Problem } from "@/lib/problem";
+import { addProblem } from "./http";
 
 /** Members that only a private or symmetric JWK has (RFC 7518 §6). */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
@@ -48,3 +50,16 @@ export function checkPublicJwk(input: unknown): CheckedKey | Problem {
   if (typeof jwk.kid === "string") pub.kid = jwk.kid;
   return { jwk: { ...pub, alg, use: "sig" }, alg };
 }
+
+/** A registered public key set (`jwks` of a client or an API): 1 to 20 keys, each checked above. */
+export const publicKeySet = z
+  .object({ keys: z.array(z.record(z.string(), z.unknown())).min(1).max(20) })
+  .transform((set, ctx) => {
+    const keys: Record<string, unknown>[] = [];
+    set.keys.forEach((k, i) => {
+      const checked = checkPublicJwk(k);
+      if ("code" in checked) addProblem(ctx, { ...checked, message: `Key ${checked.message}.` }, ["keys", i]);
+      else keys.push(checked.jwk);
+    });
+    return { keys };
+  });

@@ -51,3 +51,34 @@ export const redirectUriList = z
   .array(redirectUri)
   .max(50)
   .transform((list) => [...new Set(list)]);
+
+/**
+ * Why a web origin (CORS, `allowedOrigins`) cannot be registered, or null. An origin is compared
+ * exactly with the browser's `Origin` header, which is always `scheme://host[:port]` in lower
+ * case without a default port or a trailing slash: anything else could never match, so it is
+ * refused rather than stored. No wildcards: each origin is named. Plain http only on loopback
+ * hosts, as for redirect URIs.
+ */
+function webOriginProblem(value: string): Problem | null {
+  if (value.includes("*")) return problem("origin_wildcard", "must name one origin; wildcards are not allowed");
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return problem("origin_invalid", "must be an origin such as https://app.example.com");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return problem("origin_scheme", "must use https (or http on a loopback host)");
+  if (url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname)) return problem("origin_http", "may use plain http only for localhost, 127.0.0.1 or [::1]; use https");
+  if (url.origin !== value) return problem("origin_not_exact", `must be exactly scheme://host[:port], without a path or a trailing slash (here: ${url.origin})`, { origin: url.origin });
+  return null;
+}
+
+export const webOriginList = z
+  .array(
+    z.string().superRefine((value, ctx) => {
+      const p = webOriginProblem(value);
+      if (p) addProblem(ctx, { ...p, message: `Origin ${p.message}.` });
+    }),
+  )
+  .max(50)
+  .transform((list) => [...new Set(list)]);

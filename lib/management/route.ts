@@ -20,30 +20,55 @@ export type Ctx = {
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-type RouteDef<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined> = {
+/** What a handler returns: the success schema's input (the router sends it as JSON), nothing for 204. */
+type Result<S> = S extends z.ZodType ? z.input<S> : unknown;
+
+type RouteDef<
+  O extends string,
+  P extends string = string,
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  S extends z.ZodType | undefined = undefined,
+> = {
   method: Method;
   /** Below /management/v1, with `{name}` path parameters. */
-  path: string;
-  operationId: string;
+  path: P;
+  operationId: O;
   summary: string;
   tag: string;
   body?: B;
   /** Documents a body the handler validates itself (when the schema depends on stored state). */
   bodyDoc?: z.ZodType;
   query?: Q;
-  success: { status: 200 | 201 | 204; description: string; schema?: z.ZodType };
+  success: { status: 200 | 201 | 204; description: string; schema?: S };
   /** Error statuses besides 400/401/403 that this route can answer, for the OpenAPI document. */
   errors?: (404 | 409)[];
-  handler: (ctx: Ctx, body: Out<B>, query: Out<Q>) => Promise<unknown>;
+  handler: (ctx: Ctx, body: Out<B>, query: Out<Q>) => Promise<Result<S>>;
 };
 
-export type AnyRoute = RouteDef<z.ZodType | undefined, z.ZodType | undefined>;
+export type AnyRoute = RouteDef<string, string, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined>;
+
+/**
+ * A route as its module declares it: the router and the OpenAPI document read it as `AnyRoute`;
+ * the console's API client (app/_server/console-next.ts) reads its types, so that a request and
+ * a response have one shape, the schemas'.
+ */
+export type TypedRoute<O extends string, P extends string, B, Q, S> = AnyRoute & {
+  readonly operationId: O;
+  readonly path: P;
+  /** Types only: never set. */
+  readonly types?: { body: B; query: Q; response: S };
+};
 
 /** Declares a route with its body and query types flowing into the handler. */
-export function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
-  def: RouteDef<B, Q>,
-): AnyRoute {
-  return def as unknown as AnyRoute;
+export function route<
+  const O extends string,
+  const P extends string,
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  S extends z.ZodType | undefined = undefined,
+>(def: RouteDef<O, P, B, Q, S>): TypedRoute<O, P, B, Q, S> {
+  return def as unknown as TypedRoute<O, P, B, Q, S>;
 }
 
 /** Names of the schemas that appear in the OpenAPI document's components. */

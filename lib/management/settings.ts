@@ -1,12 +1,13 @@
 import { z } from "zod";
+import { refreshReuseIntervalSeconds } from "@/lib/oauth/grants/refresh-successor";
 import { recordAudit } from "@/lib/store/audit";
+import { accountPolicyOf } from "@/lib/login/account-policy";
 import {
   DEFAULT_RATE_LIMITS,
   DEFAULT_RETENTION,
   MAX_REFRESH_REUSE_INTERVAL_SECONDS,
   mutateSettings,
   readSettings,
-  refreshReuseIntervalSeconds,
   SUPPORTED_LOCALES,
   writeSettings,
   type Settings,
@@ -69,6 +70,20 @@ const refreshTokenReuseIntervalSeconds = seconds(0, MAX_REFRESH_REUSE_INTERVAL_S
   "Seconds after a refresh during which the refresh token just used may be presented again and gets the same new refresh token (with a new access token) instead of being taken for a stolen token, which revokes all tokens of that sign-in. For relying parties that refresh from several tabs or retry after a timeout. 0 (the default) is strict reuse detection; at most 60.",
 );
 
+const registration = z
+  .strictObject({
+    enabled: z.boolean().describe("Whether people may create their own account on the login pages (prompt=create, the register link)."),
+    names: z.enum(["required", "optional", "hidden"]).describe("Whether the registration page asks for the given and family name."),
+  })
+  .describe("Self-registration.");
+const passwordReset = z
+  .strictObject({ linkLifetimeSeconds: seconds(300, 7 * DAY).describe("How long a mailed reset link works (once).") })
+  .describe("Password reset by mail.");
+
+const emailVerification = z
+  .enum(["off", "optional", "required"])
+  .describe("off: no verification mails; optional: new and changed addresses get a code, sign-in does not wait; required: a sign-in completes only with a verified address.");
+
 const SettingsView = named(
   "Settings",
   z.object({
@@ -80,6 +95,9 @@ const SettingsView = named(
     lockoutPolicy,
     passwordPolicy,
     retention,
+    registration,
+    passwordReset,
+    emailVerification,
   }),
 );
 const SettingsUpdate = named(
@@ -93,6 +111,9 @@ const SettingsUpdate = named(
     lockoutPolicy: lockoutPolicy.partial(),
     passwordPolicy: passwordPolicy.partial(),
     retention: retention.partial(),
+    registration: registration.partial(),
+    passwordReset: passwordReset.partial(),
+    emailVerification,
   }).partial(),
 );
 
@@ -109,6 +130,9 @@ function settingsView(s: Settings): z.infer<typeof SettingsView> {
     lockoutPolicy: s.lockoutPolicy,
     passwordPolicy: s.passwordPolicy,
     retention: { ...DEFAULT_RETENTION, ...s.retention },
+    registration: { enabled: s.accountPolicy.registration, names: accountPolicyOf(s).registrationNames },
+    passwordReset: { linkLifetimeSeconds: s.accountPolicy.passwordResetLinkSeconds },
+    emailVerification: accountPolicyOf(s).emailVerification,
   };
 }
 
@@ -147,6 +171,12 @@ export const settingsRoutes = [
           lockoutPolicy: { ...current.lockoutPolicy, ...body.lockoutPolicy },
           passwordPolicy: { ...current.passwordPolicy, ...body.passwordPolicy },
           retention: { ...DEFAULT_RETENTION, ...current.retention, ...body.retention },
+          accountPolicy: {
+            registration: body.registration?.enabled ?? current.accountPolicy.registration,
+            passwordResetLinkSeconds: body.passwordReset?.linkLifetimeSeconds ?? current.accountPolicy.passwordResetLinkSeconds,
+            emailVerification: body.emailVerification ?? accountPolicyOf(current).emailVerification,
+            registrationNames: body.registration?.names ?? accountPolicyOf(current).registrationNames,
+          },
         };
         if (next.lifetimes.sessionIdle > next.lifetimes.sessionAbsolute) {
           throw invalidFields([

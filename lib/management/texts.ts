@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isLocale, LOCALES, type Locale } from "@/lib/i18n/locales";
-import { defaultTexts, mutateOverrides, overrideProblem, readOverrides, writeOverrides } from "@/lib/i18n/overrides";
+import { defaultTexts, mutateOverrides, overrideProblem } from "@/lib/i18n/overrides";
+import { readOverrides, writeOverrides } from "@/lib/store/text-overrides";
 import { recordAudit } from "@/lib/store/audit";
 import { invalidFields, notFound, type FieldError } from "./http";
 import { named, route, type Ctx } from "./route";

@@ -6,6 +6,7 @@ import { recordAudit } from "@/lib/store/audit";
 import { deletePat, generatePat, insertPat, listPats } from "@/lib/store/pats";
 import { getSettings, readSettings } from "@/lib/store/settings";
 import {
+  countOtherActiveAdmins,
   deleteMachineKey,
   deleteUser,
   DuplicateUsername,
@@ -14,7 +15,6 @@ import {
   insertUser,
   listMachineKeys,
   listUsers,
-  loginNameOf,
   ROLES,
   setPassword,
   updateUser,
@@ -24,10 +24,11 @@ import {
 } from "@/lib/store/users";
 import type { Executor } from "@/lib/db/client";
 import { cutOffUser } from "@/lib/store/cut-off";
-import { and, eq, ne, sql } from "drizzle-orm";
-import { users as usersTable } from "@/db/schema";
-import { email, personName, username } from "@/lib/users/fields";
+import { listUserConsents, revokeConsent } from "@/lib/store/consents";
+import { mutate, type Invalidation } from "@/lib/store/invalidation";
+import { email, loginNameOf, personName, username } from "@/lib/users/fields";
 import { isActiveAdmin } from "./auth";
+import { sendEmailVerification } from "@/lib/login/email-verification";
 import { codedPattern } from "@/lib/problem";
 import { conflict, invalid, invalidFields, notFound, parseWith, type FieldError } from "./http";
 import { checkPublicJwk } from "./public-keys";
@@ -184,6 +185,12 @@ const PatCreated = named(
   z.object({ id: z.string(), token: z.string().describe("Shown only in this response."), expiresAt: iso.nullable() }),
 );
 const PatList = named("PatList", z.object({ pats: z.array(PatInfo) }));
+const ConsentList = named(
+  "ConsentList",
+  z.object({
+    consents: z.array(z.object({ clientId: z.string(), clientName: z.string(), scopes: z.array(z.string()), grantedAt: iso })),
+  }),
+);
 const PasswordSet = named("PasswordSet", z.strictObject({ password: z.string() }));
 
 // ---- views ----
@@ -239,6 +246,9 @@ async function policyProblems(db: Executor, password: string): Promise<FieldErro
   }));
 }
 
+/** The cached active tokens (lib/store/caches.ts) carry their user. */
+const USER_TOKENS_STALE: Invalidation[] = [{ cache: "accessTokens" }];
+
 const taken = (name: string) =>
   conflict("A user with this username exists already.", [
     { path: "username", code: "username_taken", message: `The username ${JSON.stringify(name)} is taken (usernames are case-insensitive).` },
@@ -246,11 +256,7 @@ const taken = (name: string) =>
 
 /** The instance must keep at least one unlocked administrator, or nobody could manage it again. */
 async function ensureAnotherAdmin(db: Executor, userId: string): Promise<void> {
-  const [row] = await db
-    .select({ n: sql<number>`count(*)::int` })
-    .from(usersTable)
-    .where(and(ne(usersTable.id, userId), eq(usersTable.locked, false), sql`'admin' = ANY(${usersTable.roles})`));
-  if (!row || row.n === 0) {
+  if ((await countOtherActiveAdmins(db, userId)) === 0) {
     const message = "This is the last unlocked administrator: grant the admin role to another user first.";
     throw conflict(message, [{ path: "", code: "last_admin", message }]);
   }
@@ -342,7 +348,7 @@ export const userRoutes = [
     path: "/users/{userId}",
     operationId: "updateUser",
     summary:
-      "Change some fields of a user (the fields of its type). Changing email or phone resets its verified flag unless given too. Passwords are set with POST /users/{userId}/password.",
+      "Change some fields of a user (the fields of its type). Changing email or phone resets its verified flag unless given too; a new email address not marked verified is mailed a verification code (unless verification is off). Passwords are set with POST /users/{userId}/password.",
     tag: "users",
     bodyDoc: z.union([HumanPatch, MachinePatch]),
     success: { status: 200, description: "The updated user.", schema: UserView },
@@ -360,7 +366,9 @@ export const userRoutes = [
         }
       }
       try {
-        const user = await ctx.db.transaction(async (tx) => {
+        // Introspection and userinfo answer from cached tokens, which carry the user: a change
+        // (a lock above all) drops them when it commits, on every instance.
+        const user = await mutate(ctx.inst, USER_TOKENS_STALE, async (tx) => {
           const u = await updateUser(tx, current.id, patch);
           await audit(ctx, tx, "user.updated", current.id, { fields: Object.keys(patch) });
           if (patch.roles && patch.roles.join() !== current.roles.join()) {
@@ -374,6 +382,8 @@ export const userRoutes = [
           if (isActiveAdmin(current) && !staysAdmin) await ensureAnotherAdmin(tx, current.id);
           return u!;
         });
+        // A new address that is not marked verified gets its verification mail (unless the policy is off).
+        if (user.type === "human" && user.email && user.email !== current.email && !user.emailVerified) await sendEmailVerification(ctx.inst, user, ctx.actor, null);
         return userView(user, await domain(ctx));
       } catch (err) {
         if (err instanceof DuplicateUsername) throw taken(patch.username ?? "");
@@ -392,7 +402,7 @@ export const userRoutes = [
     async handler(ctx) {
       const id = ctx.params.userId!;
       const current = await load(ctx);
-      await ctx.db.transaction(async (tx) => {
+      await mutate(ctx.inst, USER_TOKENS_STALE, async (tx) => {
         if (isActiveAdmin(current)) await ensureAnotherAdmin(tx, id);
         await cutOffUser(tx, id, "user_deleted");
         if (!(await deleteUser(tx, id))) throw notFound("user");
@@ -543,6 +553,38 @@ export const userRoutes = [
       await ctx.db.transaction(async (tx) => {
         if (!(await deletePat(tx, userId, patId))) throw notFound("personal access token");
         await audit(ctx, tx, "user.pat_revoked", userId, { patId });
+      });
+      return undefined;
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/users/{userId}/consents",
+    operationId: "listConsents",
+    summary: "The third-party applications the user allowed, with the scopes, most recent first.",
+    tag: "users",
+    success: { status: 200, description: "The user's consents.", schema: ConsentList },
+    errors: [404],
+    async handler(ctx) {
+      const user = await load(ctx);
+      const list = await listUserConsents(ctx.db, user.id);
+      return { consents: list.map((c) => ({ ...c, grantedAt: c.grantedAt.toISOString() })) };
+    },
+  }),
+  route({
+    method: "DELETE",
+    path: "/users/{userId}/consents/{clientId}",
+    operationId: "revokeConsent",
+    summary: "Withdraw a consent: the application asks again next time, and its tokens for the user (refresh tokens included) are revoked.",
+    tag: "users",
+    success: { status: 204, description: "Withdrawn." },
+    errors: [404],
+    async handler(ctx) {
+      const user = await load(ctx);
+      const clientId = ctx.params.clientId!;
+      await mutate(ctx.inst, USER_TOKENS_STALE, async (tx) => {
+        if (!(await revokeConsent(tx, user.id, clientId))) throw notFound("consent");
+        await recordAudit(tx, ctx.actor, { action: "consent.revoked", targetType: "user", targetId: user.id, clientId, details: {} });
       });
       return undefined;
     },

@@ -1,6 +1,5 @@
-import { getClient } from "@/lib/store/clients";
-import { findTokenByValue, isStoredTokenActive } from "@/lib/store/tokens";
-import { getUser, type User } from "@/lib/store/users";
+import type { StoredToken } from "@/lib/store/tokens";
+import type { User } from "@/lib/store/users";
 import { GRANT_CLAIM, looksLikeJwt, verifyOwnJwt, type TokenEnv } from "./tokens";
 
 export type { TokenEnv };
@@ -27,6 +26,11 @@ export type ActiveAccessToken = {
   actor: Record<string, unknown> | null;
 };
 
+/** A stored token (opaque access or refresh) that is neither revoked nor expired. */
+export function isStoredTokenActive(t: StoredToken, now = new Date()): boolean {
+  return !t.revokedAt && t.expiresAt > now;
+}
+
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 const str = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
 
@@ -36,11 +40,19 @@ const str = (v: unknown): string | null => (typeof v === "string" && v ? v : nul
  * an ID token, or a token whose client or user is gone. Introspection and userinfo share this
  * so that both answer the same question the same way.
  */
-export async function resolveAccessToken(env: TokenEnv, token: string): Promise<ActiveAccessToken | undefined> {
+export async function resolveAccessToken(env: TokenEnv, token: string, now = Date.now()): Promise<ActiveAccessToken | undefined> {
   if (!token || token.length > 8192) return undefined;
+  // An active token is answered from memory for a few seconds (a resource server introspects the
+  // same token on every request); every revocation drops that memory when it commits.
+  const t = await env.store.activeTokens.through(token, () => resolveUncached(env, token));
+  // It may have expired since it was found active.
+  return t && t.exp * 1000 > now ? t : undefined;
+}
+
+async function resolveUncached(env: TokenEnv, token: string): Promise<ActiveAccessToken | undefined> {
   const resolved = looksLikeJwt(token) ? await fromJwt(env, token) : await fromStored(env, token);
   if (!resolved) return undefined;
-  const client = await getClient(env, resolved.clientId);
+  const client = await env.store.clients.get(resolved.clientId);
   // A machine user that presented its jwt-bearer assertion without a client is its own client:
   // its tokens name it as both client_id and sub, and no registered client has that id.
   const ownClient = !client && resolved.sub === resolved.clientId;
@@ -48,10 +60,10 @@ export async function resolveAccessToken(env: TokenEnv, token: string): Promise<
   const userId = resolved.userId ?? (ownClient ? resolved.sub : null);
   let user: User | null = null;
   if (userId) {
-    user = (await getUser(env.db, userId)) ?? null;
+    user = (await env.store.users.get(userId)) ?? null;
     // A JWT does not say whether its subject is a user or a client (token exchange can make a
     // client the subject of a token issued to another client): only a known client may stand in.
-    if (!user && !(resolved.format === "jwt" && !ownClient && (await getClient(env, userId)))) return undefined;
+    if (!user && !(resolved.format === "jwt" && !ownClient && (await env.store.clients.get(userId)))) return undefined;
     if (user?.locked) return undefined;
   }
   if (ownClient && user?.type !== "machine") return undefined;
@@ -89,7 +101,7 @@ async function fromJwt(env: TokenEnv, token: string): Promise<Unchecked | undefi
 }
 
 async function fromStored(env: TokenEnv, token: string): Promise<Unchecked | undefined> {
-  const t = await findTokenByValue(env.db, token);
+  const t = await env.store.tokens.findByValue(token);
   // Refresh tokens are credentials of their client, never access tokens (see introspect.ts).
   if (!t || t.kind !== "access" || !isStoredTokenActive(t)) return undefined;
   return {

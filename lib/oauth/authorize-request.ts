@@ -1,15 +1,18 @@
 import type { TokenEnv } from "./tokens";
 import type { Client } from "@/lib/store/clients";
-import { InvalidRequest, InvalidScope, RequestNotSupported, RequestUriNotSupported, UnauthorizedClient, UnsupportedResponseType } from "./errors";
+import { InvalidRequest, InvalidScope, RequestNotSupported, RequestUriNotSupported, UnauthorizedClient, UnsupportedResponseType } from "@/lib/protocol/errors";
 import { authorizeFields, canonicalResponseType, type Prompt, type RawAuthorizeParams } from "./params/authorize";
 import { parseClaimsParameter, type ClaimsRequest } from "./claims-request";
 import { verifyIdTokenHint } from "./id-token-hint";
-import { parseScope } from "./scopes";
+import { resolveGrantResources } from "./resources";
+import { parseScopeTokens } from "./scopes";
 
 /** A validated authorization request (everything after client_id and redirect_uri were trusted). */
 export type ValidAuthorizeRequest = {
   responseType: "code" | "id_token" | "id_token token";
   scopes: string[];
+  /** The APIs (identifiers) the grant covers (RFC 8707). */
+  resources: string[];
   state: string | null;
   nonce: string | null;
   codeChallenge: string | null;
@@ -45,8 +48,10 @@ export async function validateAuthorizeRequest(
   const implicit = responseType !== "code";
 
   if (v.scope === undefined || v.scope.trim() === "") throw new InvalidRequest("The scope parameter is missing.");
-  const scopes = parseScope(v.scope);
-  if (!scopes.includes("openid")) throw new InvalidScope("The scope must contain openid.");
+  const tokens = parseScopeTokens(v.scope);
+  if (!tokens.includes("openid")) throw new InvalidScope("The scope must contain openid.");
+  // API scopes and resource indicators: invalid_scope / invalid_target (resources.ts).
+  const { resources, scopes } = resolveGrantResources(await ctx.store.apis.list(), client, raw.resources, tokens);
   // No refresh token ever leaves the authorization endpoint.
   const granted = implicit ? scopes.filter((s) => s !== "offline_access") : scopes;
 
@@ -92,6 +97,7 @@ export async function validateAuthorizeRequest(
   return {
     responseType,
     scopes: granted,
+    resources,
     state: v.state ?? null,
     nonce: v.nonce ?? null,
     codeChallenge,

@@ -3,20 +3,18 @@ import { BodyTooLarge, bodyTooLargeResponse } from "@/lib/http/body";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Engine } from "@/lib/engine";
-import { interactionPage, loadPolicyInput, policyRequestOf } from "@/lib/login/steps";
+import { interactionPage, loadPolicyInput, pendingStep } from "@/lib/login/steps";
 import { serializeCookie } from "@/lib/session/cookies";
 import { createBrowser, userAgentOfRequest } from "@/lib/session/user-agent";
-import { createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "@/lib/store/auth-requests";
-import { getClient } from "@/lib/store/clients";
-import { getSettings, type Settings } from "@/lib/store/settings";
+import type { Settings } from "@/lib/store/settings";
 import { completeAuthorization } from "./authorize-complete";
 import { authorizeErrorPage } from "./authorize-pages";
 import { validateAuthorizeRequest } from "./authorize-request";
-import { AccountSelectionRequired, LoginRequired, OAuthError, ServerError } from "./errors";
+import { AccessDenied, AccountSelectionRequired, ConsentRequired, InteractionRequired, LoginRequired, OAuthError, ServerError } from "@/lib/protocol/errors";
 import { canonicalResponseType, readAuthorizeParams } from "./params/authorize";
 import { requestObjectResponseMode } from "./request-object-mode";
 import { deliverAuthorizationResponse, effectiveResponseMode } from "./response-modes";
-import { nextStep, type ClientErrorCode } from "./signin-policy";
+import { nextStep, type ClientErrorCode } from "@/lib/login/signin-policy";
 
 function redirect(location: string, cookies: string[]): Response {
   const headers = new Headers({ Location: location, "Cache-Control": "no-store", "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'" });
@@ -32,7 +30,7 @@ function redirect(location: string, cookies: string[]): Response {
 export async function handleAuthorize(inst: Engine, request: Request): Promise<Response> {
   let settings: Settings;
   try {
-    settings = await getSettings(inst);
+    settings = await inst.store.settings.get();
   } catch (err) {
     inst.log.error({ err }, "authorize: settings unavailable");
     return authorizeErrorPage({ status: 500, locale: "en", code: "serverError" });
@@ -53,7 +51,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
   if (!v.client_id) return page("missingClientId");
   let client;
   try {
-    client = v.client_id.length <= 200 ? await getClient(inst, v.client_id) : undefined;
+    client = v.client_id.length <= 200 ? await inst.store.clients.get(v.client_id) : undefined;
   } catch (err) {
     // A client id the database refuses (lib/http/text-input.ts) names no client.
     if (!isInputDataError(err)) throw err;
@@ -77,7 +75,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
     const req = await validateAuthorizeRequest(raw, client, inst);
     // A browser's row is created only once something is stored for it (the pending request
     // below), so requests that end in an error leave nothing behind.
-    const knownUa = await userAgentOfRequest(inst.db, inst.config.issuer, request);
+    const knownUa = await userAgentOfRequest(inst.store, inst.config.issuer, request);
     const cookies = [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") })];
     const now = new Date();
     const policyRequest = {
@@ -89,14 +87,20 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
       createdAt: now,
     };
     const step = nextStep(
-      await loadPolicyInput(inst.db, { request: policyRequest, userAgentId: knownUa?.id ?? null, chosenSessionId: null, primaryDomain: settings.primaryDomain, now }),
+      await loadPolicyInput(inst.store, {
+        request: policyRequest,
+        userAgentId: knownUa?.id ?? null,
+        chosenSessionId: null,
+        primaryDomain: settings.primaryDomain,
+        now,
+        consent: { client, scopes: req.scopes, denied: false },
+      }),
     );
     if (step.step === "error") return fail(clientError(step), cookies);
 
-    const ua: { id: string; setCookie?: string } = knownUa ?? (await createBrowser(inst.db, inst.config.issuer));
+    const ua: { id: string; setCookie?: string } = knownUa ?? (await createBrowser(inst.store, inst.config.issuer));
     if (ua.setCookie) cookies.unshift(ua.setCookie);
-    const { id, row } = await createAuthRequest(
-      inst.db,
+    const { id, row } = await inst.store.authRequests.create(
       {
         userAgentId: ua.id,
         clientId: client.id,
@@ -104,6 +108,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
         responseType: req.responseType,
         responseMode: mode,
         scopes: req.scopes,
+        resources: req.resources,
         state: req.state,
         nonce: req.nonce,
         codeChallenge: req.codeChallenge,
@@ -119,7 +124,10 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
       now,
     );
     if (step.step === "finish") return withCookies(await completeAuthorization(inst, id, row, client, step.account, settings), cookies);
-    return redirect(interactionPage(step, id).location, cookies);
+    const next = interactionPage(step, id);
+    // The consent page asks for the session the policy chose; the other pages start from nothing.
+    if (step.step === "consent") await inst.store.authRequests.update(id, next.patch);
+    return redirect(next.location, cookies);
   } catch (err) {
     if (err instanceof OAuthError) return fail(err);
     inst.log.error({ err }, "authorize failed");
@@ -138,33 +146,25 @@ function withCookies(response: Response, cookies: string[]): Response {
  * answers the client.
  */
 export async function handleAuthorizeCallback(inst: Engine, request: Request): Promise<Response> {
-  const settings = await getSettings(inst);
+  const settings = await inst.store.settings.get();
   const id = new URL(request.url).searchParams.get("id");
   const fallbackLocale = resolveLocale({ acceptLanguage: request.headers.get("accept-language"), defaultLocale: settings.defaultLocale });
-  const ua = await userAgentOfRequest(inst.db, inst.config.issuer, request);
-  const authRequest = ua ? await findPendingAuthRequest(inst.db, id, ua.id) : undefined;
+  const ua = await userAgentOfRequest(inst.store, inst.config.issuer, request);
+  const authRequest = ua ? await inst.store.authRequests.findPending(id, ua.id) : undefined;
   if (!ua || !authRequest || !id) {
     const texts = await pageOverrides(inst, fallbackLocale);
     return authorizeErrorPage({ status: 400, locale: fallbackLocale, code: "expired", theme: settings.branding, texts });
   }
-  const client = await getClient(inst, authRequest.clientId);
+  const client = await inst.store.clients.get(authRequest.clientId);
   const texts = await pageOverrides(inst, authRequest.locale);
   if (!client || !client.redirectUris.includes(authRequest.redirectUri)) {
     return authorizeErrorPage({ status: 400, locale: authRequest.locale, code: "unknownClient", theme: settings.branding, texts });
   }
   const now = new Date();
-  const step = nextStep(
-    await loadPolicyInput(inst.db, {
-      request: policyRequestOf(authRequest),
-      userAgentId: ua.id,
-      chosenSessionId: authRequest.sessionId,
-      primaryDomain: settings.primaryDomain,
-      now,
-    }),
-  );
+  const step = await pendingStep(inst.store, authRequest, client, settings.primaryDomain, now);
   if (step.step !== "finish" && step.step !== "error") {
     const next = interactionPage(step, id);
-    await updateAuthRequest(inst.db, id, next.patch);
+    await inst.store.authRequests.update(id, next.patch);
     return redirect(next.location, []);
   }
   try {
@@ -183,6 +183,9 @@ export async function handleAuthorizeCallback(inst: Engine, request: Request): P
 const CLIENT_ERRORS: Record<ClientErrorCode, new (description: string) => OAuthError> = {
   login_required: LoginRequired,
   account_selection_required: AccountSelectionRequired,
+  consent_required: ConsentRequired,
+  access_denied: AccessDenied,
+  interaction_required: InteractionRequired,
 };
 
 /** The policy's answer for the client as the OAuth error it is delivered as. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { USER_CLAIMS } from "./claims";
-import { AccessDenied, InvalidRequest } from "./errors";
+import { AccessDenied, InvalidRequest } from "@/lib/protocol/errors";
 
 /**
  * The `claims` request parameter (OpenID Connect Core 5.5), reduced to what Torii acts on: the

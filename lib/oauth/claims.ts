@@ -1,4 +1,5 @@
-import { loginNameOf, type User } from "@/lib/store/users";
+import type { User } from "@/lib/store/users";
+import { loginNameOf } from "@/lib/users/fields";
 
 /** The claims each scope releases (OpenID Connect Core 5.4). */
 const SCOPE_CLAIMS: Record<string, readonly string[]> = {

@@ -1,13 +1,13 @@
 import { hasNul } from "@/lib/http/text-input";
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from "jose";
-import type { Caches } from "@/lib/cache/caches";
-import type { Executor } from "@/lib/db/client";
+import type { Caches } from "@/lib/store/caches";
+import { constantTimeEqual, sha256 } from "@/lib/crypto";
 import { CLIENT_AUTH_METHODS, type ClientAuthMethod } from "@/lib/protocol/vocabulary";
-import { getClient, verifyClientSecret, type Client } from "@/lib/store/clients";
-import { consumeJtiOnce } from "@/lib/store/jti";
+import type { Client } from "@/lib/store/clients";
+import type { Store } from "@/lib/store/repositories";
 import { assertionTimeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "./assertion-lifetime";
 import { endpointUrl } from "./endpoints";
-import { InvalidClient, InvalidRequest } from "./errors";
+import { InvalidClient, InvalidRequest } from "@/lib/protocol/errors";
 import type { Form } from "./form";
 
 export type { ClientAuthMethod };
@@ -83,7 +83,13 @@ export function hasClientCredentials(request: Request, form: Form): boolean {
   return (auth !== null && /^basic /i.test(auth)) || form.has("client_id") || form.has("client_assertion") || form.has("client_secret");
 }
 
-export type ClientAuthEnv = { db: Executor; issuer: string; caches: Caches };
+export type ClientAuthEnv = { store: Store; issuer: string; caches: Caches };
+
+/** A client secret is stored as its SHA-256 (it is 256 random bits), compared in constant time. */
+export function verifyClientSecret(client: Client, presented: string): boolean {
+  if (!client.secretHash) return false;
+  return constantTimeEqual(sha256(presented), client.secretHash);
+}
 
 /**
  * Authenticates the client of a back-channel request (spec 5). Exactly one mechanism; it must be
@@ -127,7 +133,7 @@ export async function authenticateClient(
     throw fail("Client authentication is missing.");
   }
 
-  const client = clientId ? await getClient(env, clientId) : undefined;
+  const client = clientId ? await env.store.clients.get(clientId) : undefined;
   if (!client) throw fail("The client is unknown or the credentials are invalid.");
   if (client.authMethod !== method) throw fail(`The client must authenticate with ${client.authMethod}.`);
   if (!allowed.includes(method)) throw fail(`${method} is not accepted for this request.`);
@@ -157,21 +163,28 @@ function assertionSubject(assertion: string): string {
   return sub;
 }
 
+/** Whoever signs assertions with registered keys: a client, or an API calling introspection. */
+type KeyHolder = { jwks: { keys: Record<string, unknown>[] } | null; updatedAt: Date };
+
 /** A client's registered keys as a jose key set, parsed once per registration version (engine cache). */
 export function clientKeySet(caches: Caches, client: Client): JWTVerifyGetKey | undefined {
-  if (!client.jwks?.keys.length) return undefined;
+  return keySetOf(caches, client, client.id);
+}
+
+function keySetOf(caches: Caches, holder: KeyHolder, cacheKey: string): JWTVerifyGetKey | undefined {
+  if (!holder.jwks?.keys.length) return undefined;
   const map = caches.clientKeySets;
-  const version = client.updatedAt.getTime();
-  const hit = map.get(client.id);
+  const version = holder.updatedAt.getTime();
+  const hit = map.get(cacheKey);
   if (hit && hit.version === version) return hit.keys;
   let keys: JWTVerifyGetKey;
   try {
-    keys = createLocalJWKSet(client.jwks);
+    keys = createLocalJWKSet(holder.jwks);
   } catch {
     return undefined;
   }
   if (map.size > 10_000) map.clear();
-  map.set(client.id, { version, keys });
+  map.set(cacheKey, { version, keys });
   return keys;
 }
 
@@ -182,15 +195,18 @@ export function clientKeySet(caches: Caches, client: Client): JWTVerifyGetKey | 
  * to the server; for client authentication Torii requires it, since an assertion replayed within
  * its lifetime would authenticate anyone who saw it as the client.
  */
-async function verifyClientAssertion(client: Client, assertion: string, env: ClientAuthEnv, pathname: string): Promise<void> {
-  const keys = clientKeySet(env.caches, client);
+function verifyClientAssertion(client: Client, assertion: string, env: ClientAuthEnv, pathname: string): Promise<void> {
+  return verifyAssertion(keySetOf(env.caches, client, client.id), client.id, assertion, env, pathname);
+}
+
+async function verifyAssertion(keys: JWTVerifyGetKey | undefined, id: string, assertion: string, env: ClientAuthEnv, pathname: string): Promise<void> {
   if (!keys) throw new InvalidClient("The client has no registered keys.");
   let payload;
   try {
     ({ payload } = await jwtVerify(assertion, keys, {
       algorithms: ASSERTION_ALGS,
-      issuer: client.id,
-      subject: client.id,
+      issuer: id,
+      subject: id,
       audience: [env.issuer, endpointUrl(env.issuer, "token"), env.issuer + pathname],
       requiredClaims: ["exp", "jti"],
       clockTolerance: CLOCK_SKEW_SECONDS,
@@ -201,7 +217,7 @@ async function verifyClientAssertion(client: Client, assertion: string, env: Cli
   const problem = assertionTimeProblem(payload);
   if (problem) throw new InvalidClient(`The client assertion ${problem}.`);
   if (typeof payload.jti !== "string" || !payload.jti) throw new InvalidClient("The client assertion has no jti.");
-  const fresh = await consumeJtiOnce(env.db, `client:${client.id}`, payload.jti, jtiMemoryUntil(payload.exp!));
+  const fresh = await env.store.replay.consumeOnce(`client:${id}`, payload.jti, jtiMemoryUntil(payload.exp!));
   if (!fresh) throw new InvalidClient("The client assertion was already used.");
 }
 
@@ -215,4 +231,32 @@ export function describeJoseError(err: unknown): string {
   if (err instanceof joseErrors.JWKSMultipleMatchingKeys) return "several registered keys match; set kid";
   if (err instanceof joseErrors.JWTInvalid || err instanceof joseErrors.JWSInvalid) return "malformed";
   return "not verifiable";
+}
+
+/**
+ * An API calling introspection with its own credentials (RFC 7662 2.1 leaves the method to the
+ * server): HTTP Basic with its identifier and secret, or `private_key_jwt` with `iss` = `sub` =
+ * its identifier, signed by one of its registered keys. Undefined when the credentials do not
+ * name an API (then they are a client's); `invalid_client` when they name one and fail.
+ */
+export async function authenticateApi<A extends KeyHolder & { identifier: string; secretHash: string | null }>(
+  request: Request,
+  form: Form,
+  env: ClientAuthEnv,
+  apis: readonly A[],
+): Promise<A | undefined> {
+  const p = presented(request, form);
+  if (p.basic) {
+    const api = apis.find((a) => a.identifier === p.basic!.id);
+    if (!api) return undefined;
+    if (p.bodySecret !== undefined || p.assertion !== undefined) throw new InvalidRequest("More than one client authentication mechanism was used.");
+    if (!api.secretHash || !constantTimeEqual(sha256(p.basic.secret), api.secretHash)) throw new InvalidClient("Client authentication failed.", BASIC_CHALLENGE);
+    return api;
+  }
+  if (p.assertion === undefined) return undefined;
+  const api = apis.find((a) => a.identifier === assertionSubject(p.assertion!));
+  if (!api) return undefined;
+  if (p.assertionType !== CLIENT_ASSERTION_TYPE) throw new InvalidClient(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}.`);
+  await verifyAssertion(keySetOf(env.caches, api, `api:${api.identifier}`), api.identifier, p.assertion, env, new URL(request.url).pathname);
+  return api;
 }

@@ -1,16 +1,20 @@
 import { backChannel, methodNotAllowed } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
-import { getSettings } from "@/lib/store/settings";
 import { discoveryDocument } from "./discovery";
 
 /**
- * GET /.well-known/openid-configuration. The document depends on the issuer and on the enabled
- * features only, so it is built once per set of features and served from the engine's cache.
+ * GET /.well-known/openid-configuration. The document depends on the issuer, the enabled features
+ * and the APIs' scopes, so it is built once per set of features and served from the engine's
+ * cache until an API changes.
  */
 export const handleDiscovery = backChannel(async (inst: Engine, request: Request) => {
   if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET"]);
-  const { features } = await getSettings(inst);
-  const body = await inst.caches.discovery.get(JSON.stringify(features), () => Promise.resolve(JSON.stringify(discoveryDocument(inst.issuer, features))));
+  const { features } = await inst.store.settings.get();
+  // Dropped whenever an API changes (lib/store/caches.ts), since it lists the APIs' scopes.
+  const body = await inst.caches.discovery.get(JSON.stringify(features), async () => {
+    const apiScopes = [...new Set((await inst.store.apis.list()).flatMap((a) => a.scopes.map((s) => s.name)))];
+    return JSON.stringify(discoveryDocument(inst.issuer, features, apiScopes));
+  });
   return new Response(request.method === "HEAD" ? null : body, {
     status: 200,
     headers: {

@@ -12,7 +12,7 @@ import { ID_TOKEN_CLAIMS } from "./tokens";
  * The OpenID Connect Discovery 1.0 document. It advertises exactly what works: an endpoint or
  * value is listed here only once it is implemented and tested. `none` is never an algorithm.
  */
-export function discoveryDocument(issuer: string, features: Features): Record<string, unknown> {
+export function discoveryDocument(issuer: string, features: Features, apiScopes: readonly string[] = []): Record<string, unknown> {
   return {
     issuer,
     authorization_endpoint: endpointUrl(issuer, "authorize"),
@@ -31,7 +31,8 @@ export function discoveryDocument(issuer: string, features: Features): Record<st
     revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     userinfo_endpoint: endpointUrl(issuer, "userinfo"),
     end_session_endpoint: endpointUrl(issuer, "endSession"),
-    scopes_supported: KNOWN_SCOPES,
+    // The protocol's scopes and every API's (RFC 8707 resources; a client asks for them with `resource`).
+    scopes_supported: [...KNOWN_SCOPES, ...apiScopes.filter((s) => !(KNOWN_SCOPES as readonly string[]).includes(s))],
     // Exactly what ID tokens and userinfo can carry (userinfo: `sub` and the user claims).
     claims_supported: [...ID_TOKEN_CLAIMS, ...USER_CLAIMS],
     claim_types_supported: ["normal"],

@@ -1,4 +1,4 @@
-import { OAuthError } from "./errors";
+import { OAuthError } from "@/lib/protocol/errors";
 import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
@@ -7,7 +7,8 @@ import { sameOrigin } from "@/lib/session/csrf";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { errorLocation, LOGOUT_PATHS, onIssuer, performLogout } from "./end-session";
 import { openPendingLogout, verifyLogoutCsrf } from "./end-session-request";
-import { isFormEncoded, parseForm } from "./form";
+import { isFormEncoded } from "@/lib/http/body";
+import { parseForm } from "./form";
 
 /**
  * POST /ui/logout/confirm: the user confirmed a logout that end_session could not tie to a
@@ -24,7 +25,7 @@ export async function handleLogoutConfirm(inst: Engine, request: Request): Promi
     if (!isFormEncoded(request)) return refuse();
     const form = parseForm(await readBodyText(request, MAX_FORM_BYTES));
     const sealed = form.get("request") ?? "";
-    const ua = await userAgentOfRequest(inst.db, issuer, request);
+    const ua = await userAgentOfRequest(inst.store, issuer, request);
     if (!ua || !verifyLogoutCsrf(inst.masterKey, ua.id, sealed, form.get("csrf"))) return refuse();
     const pending = openPendingLogout(inst.masterKey, sealed, ua.id);
     if (!pending) return refuse();

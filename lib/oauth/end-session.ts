@@ -7,15 +7,11 @@ import type { Engine } from "@/lib/engine";
 import { LOGIN_PATHS } from "@/lib/login/paths";
 import { serializeCookie } from "@/lib/session/cookies";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
-import { recordAudit } from "@/lib/store/audit";
-import { getClient, type Client } from "@/lib/store/clients";
-import { endSessions, liveSessions, openSessionIdsOfUser, type Session } from "@/lib/store/sessions";
-import { getSettings } from "@/lib/store/settings";
-import { revokeSessionTokens } from "@/lib/store/tokens";
-import { findUserByLoginName } from "@/lib/store/users";
+import type { Client } from "@/lib/store/clients";
+import type { Session } from "@/lib/store/sessions";
 import { verifyIdTokenHint, type IdTokenHint } from "./id-token-hint";
 import { sealPendingLogout } from "./end-session-request";
-import { isFormEncoded } from "./form";
+import { isFormEncoded } from "@/lib/http/body";
 
 /** The pages of the logout flow (app/ui/logout) and the signed-out page of the login UI. */
 export const LOGOUT_PATHS = {
@@ -74,18 +70,20 @@ export async function performLogout(
   inst: Engine,
   opts: { userAgentId: string; userId: string | null; clientId: string | null; actor: Actor; via: string },
 ): Promise<Session[]> {
-  const ids = opts.userId ? await openSessionIdsOfUser(inst.db, opts.userAgentId, opts.userId) : undefined;
+  const ids = opts.userId ? await inst.store.sessions.openIdsOfUser(opts.userAgentId, opts.userId) : undefined;
   if (ids && !ids.length) return [];
-  const ended = await endSessions(inst.db, opts.userAgentId, ids);
-  for (const s of ended) {
-    await revokeSessionTokens(inst.db, s.id, "logout");
-    await recordAudit(
-      inst.db,
-      { type: "user", id: s.userId, ip: opts.actor.ip, userAgent: opts.actor.userAgent },
-      { action: "session.ended", targetType: "session", targetId: s.id, clientId: opts.clientId, details: { reason: "logout", via: opts.via } },
-    );
-  }
-  return ended;
+  // One transaction: a session is never ended with its tokens still live, or the other way round.
+  return inst.store.transaction(async (tx) => {
+    const ended = await tx.sessions.end(opts.userAgentId, ids);
+    for (const s of ended) {
+      await tx.grants.revokeSessionTokens(s.id, "logout");
+      await tx.audit.record(
+        { type: "user", id: s.userId, ip: opts.actor.ip, userAgent: opts.actor.userAgent },
+        { action: "session.ended", targetType: "session", targetId: s.id, clientId: opts.clientId, details: { reason: "logout", via: opts.via } },
+      );
+    }
+    return ended;
+  });
 }
 
 /** Our own pages are named by path; the browser is sent to them on the issuer's origin. */
@@ -140,7 +138,7 @@ async function decide(inst: Engine, p: Params, primaryDomain: string): Promise<D
   let client: Client | null = null;
   const clientId = hint?.azp ?? p.client_id;
   if (clientId) {
-    client = (clientId.length <= 200 ? await getClient(inst, clientId) : undefined) ?? null;
+    client = (clientId.length <= 200 ? await inst.store.clients.get(clientId) : undefined) ?? null;
     // A client_id that names nobody is a broken request; a hint whose client was deleted since
     // is still a good hint, it just has no redirect URIs left.
     if (!client && !hint) throw new Refused("unknownClient");
@@ -152,7 +150,7 @@ async function decide(inst: Engine, p: Params, primaryDomain: string): Promise<D
 
   let only: Decision["only"] = "all";
   if (p.logout_hint) {
-    const user = p.logout_hint.length <= 320 ? await findUserByLoginName(inst.db, p.logout_hint, primaryDomain) : undefined;
+    const user = p.logout_hint.length <= 320 ? await inst.store.users.findByLoginName(p.logout_hint, primaryDomain) : undefined;
     // A logout_hint for anyone but the ID token's subject is contradictory, whether or not that
     // name exists: both get the same refusal, so the answer says nothing about existence.
     if (hint && user?.id !== hint.sub) throw new Refused("userMismatch");
@@ -174,7 +172,7 @@ export async function handleEndSession(inst: Engine, request: Request): Promise<
   const issuer = inst.config.issuer;
   try {
     const p = await readParams(request);
-    const settings = await getSettings(inst);
+    const settings = await inst.store.settings.get();
     const cookies: string[] = [];
     if (p.ui_locales) {
       const locale = resolveLocale({ uiLocales: p.ui_locales, acceptLanguage: request.headers.get("accept-language"), defaultLocale: settings.defaultLocale });
@@ -183,10 +181,10 @@ export async function handleEndSession(inst: Engine, request: Request): Promise<
     const d = await decide(inst, p, settings.primaryDomain);
     const done = (r: string | null) => redirect(issuer, r ?? LOGOUT_PATHS.signedOut, request.method, cookies);
 
-    const ua = await userAgentOfRequest(inst.db, issuer, request);
+    const ua = await userAgentOfRequest(inst.store, issuer, request);
     if (!ua) return done(d.redirect);
     const only = d.only;
-    const live = (await liveSessions(inst.db, ua.id)).filter((s) => only === "all" || s.userId === only.userId);
+    const live = (await inst.store.sessions.live(ua.id)).filter((s) => only === "all" || s.userId === only.userId);
     const userId = only === "all" ? null : only.userId;
     // A logout_hint naming nobody: nothing to end, the same answer as for a user not signed in here.
     if (only !== "all" && only.userId === null) return done(d.redirect);

@@ -1,16 +1,11 @@
 import { hasNul } from "@/lib/http/text-input";
-import { BodyTooLarge, readBodyText } from "@/lib/http/body";
-import { InvalidRequest } from "./errors";
+import { BodyTooLarge, isFormEncoded, readBodyText } from "@/lib/http/body";
+import { InvalidRequest } from "@/lib/protocol/errors";
 
 /** A parsed `application/x-www-form-urlencoded` body: each parameter at most once, empty values absent. */
 export type Form = ReadonlyMap<string, string>;
 
 const FORM_TYPE = "application/x-www-form-urlencoded";
-
-/** Only the media type counts: parameters such as `charset` are allowed and ignored. */
-export function isFormEncoded(request: Request): boolean {
-  return (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase() === FORM_TYPE;
-}
 
 /**
  * Reads a back-channel request body (RFC 6749 3.2, 3.1): only form encoding; a repeated

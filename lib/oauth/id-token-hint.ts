@@ -1,6 +1,6 @@
 import type { TokenEnv } from "./tokens";
 import { compactVerify } from "jose";
-import { publicKeySet, SIGNING_ALG } from "@/lib/keys/signing-keys";
+import { SIGNING_ALG } from "@/lib/keys/signing-keys";
 
 export type IdTokenHint = { sub: string; azp: string; aud: string[]; sid: string | null };
 
@@ -18,7 +18,7 @@ export async function verifyIdTokenHint(
 ): Promise<IdTokenHint | undefined> {
   if (token.length > 8192) return undefined;
   try {
-    const { payload, protectedHeader } = await compactVerify(token, await publicKeySet(env), { algorithms: [SIGNING_ALG] });
+    const { payload, protectedHeader } = await compactVerify(token, await env.store.keys.verification(), { algorithms: [SIGNING_ALG] });
     // An access token (typ at+jwt) is not an ID token, even though we signed it.
     if ((protectedHeader.typ ?? "JWT") !== "JWT") return undefined;
     const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;

@@ -1,12 +1,12 @@
 import { INTROSPECTION_AUTH_METHODS } from "@/lib/protocol/vocabulary";
-import { backChannel, json, NO_STORE } from "@/lib/http/responses";
+import { json, NO_STORE } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
-import { getSettings } from "@/lib/store/settings";
-import { loginNameOf } from "@/lib/store/users";
+import { loginNameOf } from "@/lib/users/fields";
 import { resolveAccessToken, type ActiveAccessToken } from "./access-token";
 import { claimsForScopes } from "./claims";
-import { authenticateClient } from "./client-auth";
-import { InvalidRequest } from "./errors";
+import { authenticateApi, authenticateClient } from "./client-auth";
+import { InvalidRequest } from "@/lib/protocol/errors";
+import { corsEndpoint, type CorsScope } from "./cors";
 import { readForm } from "./form";
 import { scopeString } from "./scopes";
 
@@ -22,10 +22,14 @@ const INACTIVE = { active: false } as const;
  */
 export function introspectionResponse(
   t: ActiveAccessToken | undefined,
-  clientId: string,
+  caller: { clientId: string } | { apiIdentifier: string },
   env: { issuer: string; primaryDomain: string },
+  roles: readonly string[] | null = null,
 ): Record<string, unknown> {
-  if (!t || !t.audience.includes(clientId)) return INACTIVE;
+  if (!t) return INACTIVE;
+  // An API sees only tokens for itself (RFC 7662 2.2); a client its own tokens and those naming it.
+  const allowed = "apiIdentifier" in caller ? t.audience.includes(caller.apiIdentifier) : t.audience.includes(caller.clientId) || t.clientId === caller.clientId;
+  if (!allowed) return INACTIVE;
   const body: Record<string, unknown> = {
     active: true,
     scope: scopeString(t.scopes),
@@ -41,6 +45,7 @@ export function introspectionResponse(
   };
   if (t.user) body.username = loginNameOf(t.user, env.primaryDomain);
   if (t.actor) body.act = t.actor;
+  if (roles) body.roles = [...roles];
   return t.user ? { ...claimsForScopes(t.user, t.scopes, env.primaryDomain), ...body } : body;
 }
 
@@ -51,7 +56,7 @@ export function introspectionResponse(
  * them would help nobody but whoever found one; the client that holds one learns its state at
  * the token endpoint. `token_type_hint` is therefore accepted and ignored.
  */
-export const handleIntrospect = backChannel(async (inst: Engine, request: Request) => {
+export const handleIntrospect = corsEndpoint(["POST"], async (inst: Engine, request: Request, cors: CorsScope) => {
   if (request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The introspection endpoint accepts POST only." }, 405, {
       ...NO_STORE,
@@ -60,10 +65,24 @@ export const handleIntrospect = backChannel(async (inst: Engine, request: Reques
   }
   const form = await readForm(request);
   const env = inst;
-  const { client } = await authenticateClient(request, form, env, INTROSPECTION_AUTH_METHODS);
+  const apis = await inst.store.apis.list();
+  // An API authenticates with its own credentials (client-auth.ts), a client with its registered method.
+  const callingApi = await authenticateApi(request, form, env, apis);
+  let caller: { clientId: string } | { apiIdentifier: string };
+  if (callingApi) {
+    caller = { apiIdentifier: callingApi.identifier };
+  } else {
+    const { client } = await authenticateClient(request, form, env, INTROSPECTION_AUTH_METHODS);
+    cors.client = client;
+    caller = { clientId: client.id };
+  }
   const token = form.get("token");
   if (!token) throw new InvalidRequest("The token parameter is missing.");
-  const { primaryDomain } = await getSettings(inst);
-  const body = introspectionResponse(await resolveAccessToken(env, token), client.id, { issuer: env.issuer, primaryDomain });
+  const { primaryDomain } = await inst.store.settings.get();
+  const t = await resolveAccessToken(env, token);
+  // A token for an API carries its subject's roles there, as they are now.
+  const api = t ? apis.find((a) => t.audience.includes(a.identifier)) : undefined;
+  const roles = t && api ? await inst.store.roles.for(t.user ? { userId: t.user.id } : { clientId: t.clientId }, api.id) : null;
+  const body = introspectionResponse(t, caller, { issuer: env.issuer, primaryDomain }, roles);
   return json(body, 200, { ...NO_STORE });
 });

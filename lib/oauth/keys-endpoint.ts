@@ -1,18 +1,16 @@
 import { clientAddress } from "@/lib/http/client-address";
 import { backChannel, json, methodNotAllowed } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
-import { publicJwks } from "@/lib/keys/signing-keys";
-import { hitRateLimit } from "@/lib/store/rate-limit";
-import { getSettings } from "@/lib/store/settings";
 
 /**
  * GET /oauth/v2/keys: the public signing keys. Cacheable with an ETag; rate limited per client
- * address with counters in the database, so that the limit holds across instances.
+ * address, counted in process and shared with the other instances through the database in
+ * batches (lib/http/token-throttle.ts), so that answering from memory needs no write per request.
  */
 export const handleKeys = backChannel(async (inst: Engine, request: Request) => {
   if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET"]);
-  const settings = await getSettings(inst);
-  const limit = await hitRateLimit(inst.db, `jwks:${clientAddress(request)}`, settings.rateLimits.jwksPerMinute, 60);
+  const settings = await inst.store.settings.get();
+  const limit = inst.jwksThrottle.hit(inst.store.rateLimits, clientAddress(request), settings.rateLimits.jwksPerMinute);
   if (!limit.allowed) {
     return json(
       { error: "rate_limited", error_description: "Too many key set requests; cache the key set and retry later." },
@@ -20,7 +18,7 @@ export const handleKeys = backChannel(async (inst: Engine, request: Request) => 
       { "Retry-After": String(limit.retryAfterSeconds), "Cache-Control": "no-store" },
     );
   }
-  const { body, etag } = await publicJwks(inst);
+  const { body, etag } = await inst.store.keys.published();
   const headers = {
     "Cache-Control": `public, max-age=${inst.config.jwksMaxAgeSeconds}`,
     ETag: etag,

@@ -1,12 +1,12 @@
 import { clientAddress } from "@/lib/http/client-address";
-import { backChannel, json, NO_STORE } from "@/lib/http/responses";
+import { json, NO_STORE } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import type { Client } from "@/lib/store/clients";
-import { recordAudit, type Actor } from "@/lib/store/audit";
-import { findTokenByValue, getRefreshFamily, isStoredTokenActive, revokeFamily, revokeJti, revokeStoredToken } from "@/lib/store/tokens";
-import type { TokenEnv } from "./access-token";
+import type { Actor } from "@/lib/store/audit";
+import { isStoredTokenActive, type TokenEnv } from "./access-token";
 import { ALL_METHODS, authenticateClient } from "./client-auth";
-import { InvalidRequest } from "./errors";
+import { InvalidRequest } from "@/lib/protocol/errors";
+import { corsEndpoint, type CorsScope } from "./cors";
 import { readForm } from "./form";
 import { looksLikeJwt, verifyOwnJwt } from "./tokens";
 
@@ -39,32 +39,32 @@ export async function revokeToken(env: TokenEnv, client: Client, token: string, 
 async function revokeJwtAccessToken(env: TokenEnv, client: Client, token: string): Promise<RevocationOutcome | undefined> {
   const p = await verifyOwnJwt(env, token, "at+jwt");
   if (!p || p.client_id !== client.id || typeof p.jti !== "string" || typeof p.exp !== "number") return undefined;
-  await revokeJti(env.db, p.jti, "client_revocation", new Date(p.exp * 1000));
+  await env.store.grants.revokeJti(p.jti, "client_revocation", new Date(p.exp * 1000));
   return { revoked: true, kind: "access_token", format: "jwt", id: p.jti };
 }
 
 async function revokeStoredValue(env: TokenEnv, client: Client, token: string): Promise<RevocationOutcome | undefined> {
   if (looksLikeJwt(token) || token.length > 512) return undefined;
-  const t = await findTokenByValue(env.db, token);
+  const t = await env.store.tokens.findByValue(token);
   if (!t || t.clientId !== client.id) return undefined;
   if (t.kind === "access") {
     // Spec 4.6: revoking an access token revokes only that token.
     if (!isStoredTokenActive(t)) return undefined;
-    await revokeStoredToken(env.db, t.id);
+    await env.store.tokens.revoke(t.id);
     return { revoked: true, kind: "access_token", format: "opaque", id: t.id };
   }
   // A refresh token takes its rotation family and the access tokens issued from it along
   // (RFC 7009 2.1, spec 4.6): revokeFamily revokes the grant, which reaches the JWTs too. An
   // already rotated token still names a live family the client asked to end.
   if (!t.familyId) return undefined;
-  const family = await getRefreshFamily(env.db, t.familyId);
+  const family = await env.store.tokens.getFamily(t.familyId);
   if (!family || family.revokedAt) return undefined;
-  await revokeFamily(env.db, t.familyId, "client_revocation");
+  await env.store.tokens.revokeFamily(t.familyId, "client_revocation");
   return { revoked: true, kind: "refresh_token", familyId: t.familyId, grantId: t.grantId };
 }
 
 /** POST /oauth/v2/revoke (RFC 7009): all four client authentication methods (spec 5). */
-export const handleRevoke = backChannel(async (inst: Engine, request: Request) => {
+export const handleRevoke = corsEndpoint(["POST"], async (inst: Engine, request: Request, cors: CorsScope) => {
   if (request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The revocation endpoint accepts POST only." }, 405, {
       ...NO_STORE,
@@ -74,13 +74,13 @@ export const handleRevoke = backChannel(async (inst: Engine, request: Request) =
   const form = await readForm(request);
   const env = inst;
   const { client } = await authenticateClient(request, form, env, ALL_METHODS);
+  cors.client = client;
   const token = form.get("token");
   if (!token) throw new InvalidRequest("The token parameter is missing.");
   const outcome = await revokeToken(env, client, token, form.get("token_type_hint"));
   if (outcome.revoked) {
     const actor: Actor = { type: "client", id: client.id, ip: clientAddress(request), userAgent: request.headers.get("user-agent") };
-    await recordAudit(
-      inst.db,
+    await inst.store.audit.record(
       actor,
       outcome.kind === "access_token"
         ? { action: "token.revoked", targetType: "access_token", targetId: outcome.id, clientId: client.id, details: { format: outcome.format } }

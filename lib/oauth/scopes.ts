@@ -1,4 +1,4 @@
-import { InvalidScope } from "./errors";
+import { InvalidScope } from "@/lib/protocol/errors";
 
 import { SCOPES } from "@/lib/protocol/vocabulary";
 
@@ -8,16 +8,30 @@ const KNOWN = new Set<string>(SCOPES);
 // RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
-/** Parses a space-delimited scope parameter; malformed or unknown values are `invalid_scope`. Order kept, duplicates dropped. */
-export function parseScope(value: string | undefined): string[] {
+/**
+ * Parses a space-delimited scope parameter: malformed values are `invalid_scope`; order kept,
+ * duplicates dropped. Values may be API scopes (lib/oauth/resources.ts checks those).
+ */
+export function parseScopeTokens(value: string | undefined): string[] {
   if (value === undefined) return [];
   const parts = value.split(" ").filter((p) => p !== "");
   const out: string[] = [];
   for (const p of parts) {
     if (!SCOPE_TOKEN.test(p)) throw new InvalidScope("The scope parameter is malformed.");
-    if (!KNOWN.has(p)) throw new InvalidScope(`Unknown scope: ${p}.`);
     if (!out.includes(p)) out.push(p);
   }
+  return out;
+}
+
+/** Whether a scope is one of the protocol's own (OpenID Connect), not an API's. */
+export function isProtocolScope(scope: string): boolean {
+  return KNOWN.has(scope);
+}
+
+/** Parses a scope parameter of protocol scopes only; unknown values are `invalid_scope`. */
+export function parseScope(value: string | undefined): string[] {
+  const out = parseScopeTokens(value);
+  for (const p of out) if (!KNOWN.has(p)) throw new InvalidScope(`Unknown scope: ${p}.`);
   return out;
 }
 

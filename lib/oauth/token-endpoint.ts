@@ -1,10 +1,9 @@
-import { backChannel, json, NO_STORE } from "@/lib/http/responses";
+import { json, NO_STORE } from "@/lib/http/responses";
 import { clientAddress } from "@/lib/http/client-address";
 import type { Engine } from "@/lib/engine";
-import { recordAudit } from "@/lib/store/audit";
-import { getSettings } from "@/lib/store/settings";
 import { authenticateClient, claimedClientId, hasClientCredentials } from "./client-auth";
-import { InvalidClient, InvalidRequest, type OAuthError, UnauthorizedClient, UnsupportedGrantType } from "./errors";
+import { InvalidClient, InvalidRequest, type OAuthError, UnauthorizedClient, UnsupportedGrantType } from "@/lib/protocol/errors";
+import { corsEndpoint, type CorsScope } from "./cors";
 import { readForm, type Form } from "./form";
 import { authorizationCodeGrant } from "./grants/authorization-code";
 import { clientCredentialsGrant } from "./grants/client-credentials";
@@ -23,14 +22,14 @@ export const GRANTS: Record<string, Grant> = Object.fromEntries(
  * enabled), client authentication with the grant's methods, client registered for the grant,
  * then the grant itself. Every answer is JSON and never cached.
  */
-export const handleToken = backChannel(async (inst: Engine, request: Request) => {
+export const handleToken = corsEndpoint(["POST"], async (inst: Engine, request: Request, cors: CorsScope) => {
   if (request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The token endpoint accepts POST only." }, 405, { ...NO_STORE, Allow: "POST" });
   }
-  const settings = await getSettings(inst);
+  const settings = await inst.store.settings.get();
   const address = clientAddress(request);
   const limit = settings.rateLimits.tokenPerMinute;
-  const byAddress = inst.tokenThrottle.hit(inst.db, `addr:${address}`, limit);
+  const byAddress = inst.tokenThrottle.hit(inst.store.rateLimits, `addr:${address}`, limit);
   if (!byAddress.allowed) return tooManyRequests(byAddress.retryAfterSeconds);
 
   const form = await readForm(request, ["audience", "resource"]);
@@ -43,7 +42,7 @@ export const handleToken = backChannel(async (inst: Engine, request: Request) =>
     throw new UnsupportedGrantType(`The grant type ${grantType} is disabled on this instance; enable the ${grant.feature} feature to use it.`);
   }
 
-  const env = inst;
+  const env = { store: inst.store, issuer: inst.issuer, caches: inst.caches };
   let client = null;
   try {
     if (grant.clientAuth !== "optional") client = (await authenticateClient(request, form, env, grant.clientAuth)).client;
@@ -52,9 +51,11 @@ export const handleToken = backChannel(async (inst: Engine, request: Request) =>
     if (err instanceof InvalidClient) await auditFailedClientAuth(inst, request, form, err, address);
     throw err;
   }
+  // A browser application reads the answer (even an error about its grant) from its web origins.
+  if (client) cors.client = client;
   // Counted once authenticated, so that nobody can use up a client's share by naming it.
   if (client) {
-    const byClient = inst.tokenThrottle.hit(inst.db, `client:${client.id}`, limit);
+    const byClient = inst.tokenThrottle.hit(inst.store.rateLimits, `client:${client.id}`, limit);
     if (!byClient.allowed) return tooManyRequests(byClient.retryAfterSeconds);
   }
   if (client && !client.grantTypes.includes(grantType)) {
@@ -64,7 +65,7 @@ export const handleToken = backChannel(async (inst: Engine, request: Request) =>
   const body = await grant.handle({
     request,
     form,
-    db: inst.db,
+    store: inst.store,
     masterKey: inst.masterKey,
     issuer: inst.issuer,
     caches: inst.caches,
@@ -92,7 +93,7 @@ function tooManyRequests(retryAfterSeconds: number): Response {
 
 /**
  * A failed client authentication, as an audit event `client.authentication_failed`: sampled per
- * claimed client and address (lib/oauth/token-throttle.ts, FailureSampler) so that a flood of
+ * claimed client and address (lib/http/token-throttle.ts, FailureSampler) so that a flood of
  * wrong secrets writes a few rows that carry its size rather than a row per attempt.
  */
 async function auditFailedClientAuth(inst: Engine, request: Request, form: Form, err: OAuthError, address: string): Promise<void> {
@@ -100,8 +101,7 @@ async function auditFailedClientAuth(inst: Engine, request: Request, form: Form,
   const sample = inst.tokenThrottle.failures.sample(`${claimed ?? ""}\u0001${address}`);
   if (!sample.write) return;
   try {
-    await recordAudit(
-      inst.db,
+    await inst.store.audit.record(
       { type: "client", id: null, ip: address, userAgent: request.headers.get("user-agent") },
       {
         action: "client.authentication_failed",

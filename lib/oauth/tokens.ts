@@ -1,12 +1,10 @@
+import type { Target } from "./resources";
 import { createHash } from "node:crypto";
 import { jwtVerify, SignJWT, type JWTPayload } from "jose";
-import type { Caches } from "@/lib/cache/caches";
-import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
-import { activeSigningKey, publicKeySet, SIGNING_ALG, type ActiveKey } from "@/lib/keys/signing-keys";
+import { SIGNING_ALG, type ActiveKey } from "@/lib/keys/signing-keys";
 import type { Client } from "@/lib/store/clients";
-import { getSettings } from "@/lib/store/settings";
-import { createRefreshFamily, insertOpaqueToken, isAccessTokenRevoked } from "@/lib/store/tokens";
+import type { Repositories, Store } from "@/lib/store/repositories";
 import type { User } from "@/lib/store/users";
 import { claimsForScopes } from "./claims";
 import { scopeString, USER_CLAIM_SCOPES } from "./scopes";
@@ -14,14 +12,27 @@ import { scopeString, USER_CLAIM_SCOPES } from "./scopes";
 /** Private JWT claim carrying the grant id, so that revoking a grant reaches its stateless tokens. */
 export const GRANT_CLAIM = "gid";
 
+/** What verifying our own tokens needs: the store (keys, revocations) and the issuer. */
+export type TokenEnv = { store: Store; issuer: string };
+
+/**
+ * What issuing tokens needs: the repositories to write with (a grant's transaction, or the
+ * store), and the signing key and primary domain, read from the engine's caches before any
+ * transaction opens (grants/transaction.ts): a cache must not be filled from a transaction.
+ */
+export type IssueEnv = { repos: Repositories; issuer: string; signingKey: ActiveKey; primaryDomain: string };
+
+/** What `env` is for the store itself, outside any transaction. */
+export async function issueEnvOf(store: Store, issuer: string): Promise<IssueEnv> {
+  const [signingKey, settings] = await Promise.all([store.keys.signing(), store.settings.get()]);
+  return { repos: store, issuer, signingKey, primaryDomain: settings.primaryDomain };
+}
+
 /**
  * Everything a token is issued from. The authorization endpoint (implicit flow) and every grant
  * of the token endpoint build one of these; nothing here knows which grant it came from.
  */
-/** What issuing and verifying our own tokens needs: the database, the keys and the caches. */
-export type TokenEnv = { db: Executor; masterKey: Buffer; issuer: string; caches: Caches };
-
-export type TokenContext = TokenEnv & {
+export type TokenContext = IssueEnv & {
   client: Client;
   /** The user the tokens are about; absent when the client itself is the subject (client credentials). */
   user?: User | null;
@@ -37,8 +48,12 @@ export type TokenContext = TokenEnv & {
   amr?: string[] | null;
   /** RFC 8693 `act` claim of delegated/impersonated tokens. */
   actor?: Record<string, unknown> | null;
-  /** Overrides the client's registered access token format (token exchange asks for one). */
+  /** Overrides the client's registered access token format (token exchange asks for one; an API has its own). */
   format?: "jwt" | "opaque";
+  /** Overrides the client's access token lifetime, in seconds (an API has its own). */
+  lifetime?: number;
+  /** The subject's roles at the token's API: the `roles` claim of a JWT access token. */
+  roles?: readonly string[] | null;
   /** For `at_hash` in the ID token. */
   accessToken?: string | null;
   /** For `c_hash` in an ID token returned from the authorization endpoint together with a code. */
@@ -52,13 +67,6 @@ export type TokenContext = TokenEnv & {
   idTokenClaims?: readonly string[] | null;
   /** Seconds since the epoch; tests pin it. */
   now?: number;
-  /**
-   * The signing key and primary domain, when the caller took them from the per-process caches
-   * before opening a transaction (grants/transaction.ts): inside one, `db` is the transaction, and
-   * a cache must not be filled from it. Absent: read through the caches with `db`.
-   */
-  signingKey?: ActiveKey;
-  primaryDomain?: string;
 };
 
 export type IssuedAccessToken = { token: string; expiresIn: number; jti: string; format: "jwt" | "opaque"; expiresAt: Date };
@@ -71,8 +79,8 @@ function subjectOf(ctx: TokenContext): string {
   return ctx.user?.id ?? ctx.client.id;
 }
 
-async function sign(ctx: TokenContext, payload: Record<string, unknown>, typ: string): Promise<string> {
-  const key = ctx.signingKey ?? (await activeSigningKey(ctx));
+function sign(ctx: TokenContext, payload: Record<string, unknown>, typ: string): Promise<string> {
+  const key = ctx.signingKey;
   return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ }).sign(key.privateKey);
 }
 
@@ -88,13 +96,13 @@ export function halfHash(value: string): string {
  */
 export async function issueAccessToken(ctx: TokenContext): Promise<IssuedAccessToken> {
   const format = ctx.format ?? (ctx.client.accessTokenType === "opaque" ? "opaque" : "jwt");
-  const lifetime = ctx.client.accessTokenLifetime;
+  const lifetime = ctx.lifetime ?? ctx.client.accessTokenLifetime;
   const iat = nowSeconds(ctx);
   const expiresAt = new Date((iat + lifetime) * 1000);
   const audience = ctx.audience?.length ? ctx.audience : [ctx.client.id];
   if (format === "opaque") {
     if (!ctx.grantId) throw new Error("an opaque access token needs a grant");
-    const { value, id } = await insertOpaqueToken(ctx.db, {
+    const { value, id } = await ctx.repos.tokens.insertOpaque({
       kind: "access",
       clientId: ctx.client.id,
       userId: ctx.user?.id ?? null,
@@ -123,6 +131,7 @@ export async function issueAccessToken(ctx: TokenContext): Promise<IssuedAccessT
   if (ctx.sessionId) payload.sid = ctx.sessionId;
   if (ctx.grantId) payload[GRANT_CLAIM] = ctx.grantId;
   if (ctx.actor) payload.act = ctx.actor;
+  if (ctx.roles) payload.roles = [...ctx.roles];
   return { token: await sign(ctx, payload, "at+jwt"), expiresIn: lifetime, jti, format, expiresAt };
 }
 
@@ -131,7 +140,7 @@ export async function issueAccessToken(ctx: TokenContext): Promise<IssuedAccessT
  * for discovery's `claims_supported`. No `c_hash`: no response type returns a code together with
  * an ID token. `act` comes from token exchange.
  */
-export const ID_TOKEN_CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "sid", "amr", "act"] as const;
+export const ID_TOKEN_CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "sid", "amr", "act", "roles"] as const;
 
 /** An ID token for `ctx.user` (OIDC Core 2), audience the client. */
 export async function issueIdToken(ctx: TokenContext): Promise<string> {
@@ -152,11 +161,11 @@ export async function issueIdToken(ctx: TokenContext): Promise<string> {
   if (ctx.sessionId) payload.sid = ctx.sessionId;
   if (ctx.amr?.length) payload.amr = ctx.amr;
   if (ctx.actor) payload.act = ctx.actor;
+  if (ctx.scopes.includes("roles")) payload.roles = await ctx.repos.roles.byApi(ctx.user.id);
   const releaseUserClaims = !ctx.withAccessToken || ctx.client.idTokenUserinfoAssertion;
   const scopes = releaseUserClaims ? ctx.scopes : ctx.scopes.filter((s) => !(USER_CLAIM_SCOPES as readonly string[]).includes(s));
-  const primaryDomain = ctx.primaryDomain ?? (await getSettings(ctx)).primaryDomain;
   // Registered claims above win over user claims of the same name.
-  return sign(ctx, { ...claimsForScopes(ctx.user, scopes, primaryDomain, ctx.idTokenClaims ?? []), ...payload }, "JWT");
+  return sign(ctx, { ...claimsForScopes(ctx.user, scopes, ctx.primaryDomain, ctx.idTokenClaims ?? []), ...payload }, "JWT");
 }
 
 /**
@@ -170,7 +179,7 @@ export async function issueRefreshToken(ctx: TokenContext, value?: string): Prom
   const familyId =
     ctx.familyId ??
     (
-      await createRefreshFamily(ctx.db, {
+      await ctx.repos.tokens.createFamily({
         grantId: ctx.grantId,
         clientId: ctx.client.id,
         userId: ctx.user?.id ?? null,
@@ -182,7 +191,7 @@ export async function issueRefreshToken(ctx: TokenContext, value?: string): Prom
         expiresAt,
       })
     ).id;
-  const stored = await insertOpaqueToken(ctx.db, {
+  const stored = await ctx.repos.tokens.insertOpaque({
     value,
     kind: "refresh",
     clientId: ctx.client.id,
@@ -220,20 +229,32 @@ export async function verifyOwnJwt(
 ): Promise<JWTPayload | undefined> {
   if (!looksLikeJwt(token)) return undefined;
   try {
-    const { payload, protectedHeader } = await jwtVerify(token, await publicKeySet(env), {
+    const { payload, protectedHeader } = await jwtVerify(token, await env.store.keys.verification(), {
       algorithms: [SIGNING_ALG],
       issuer: env.issuer,
       requiredClaims: ["exp", "iat", "sub"],
     });
     if ((protectedHeader.typ ?? "JWT") !== typ) return undefined;
-    const revoked = await isAccessTokenRevoked(env.db, {
+    const revoked = await env.store.tokens.isAccessTokenRevoked({
       jti: payload.jti,
       grantId: typeof payload[GRANT_CLAIM] === "string" ? payload[GRANT_CLAIM] : null,
       sessionId: typeof payload.sid === "string" ? payload.sid : null,
       iat: payload.iat,
+      // A deleted API's tokens (lib/store/apis.ts) are revoked by their audience.
+      audience: Array.isArray(payload.aud) ? payload.aud : typeof payload.aud === "string" ? [payload.aud] : [],
     });
     return revoked ? undefined : payload;
   } catch {
     return undefined;
   }
+}
+
+/** What an access token for an API differs in: audience, format, lifetime and the subject's roles there. */
+export function apiTokenContext(target: Target, roles: readonly string[]): Pick<TokenContext, "audience" | "format" | "lifetime" | "roles"> {
+  return {
+    audience: [target.api.identifier],
+    format: target.api.accessTokenType === "opaque" ? "opaque" : "jwt",
+    lifetime: target.api.accessTokenLifetime,
+    roles,
+  };
 }

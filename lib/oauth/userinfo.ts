@@ -1,20 +1,15 @@
 import { readBodyText } from "@/lib/http/body";
 import { json, NO_STORE } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
-import { getGrant } from "@/lib/store/grants";
-import { getSettings } from "@/lib/store/settings";
 import { resolveAccessToken } from "./access-token";
 import { claimsForScopes } from "./claims";
-import { OAuthError } from "./errors";
-import { isFormEncoded, parseForm } from "./form";
+import { OAuthError } from "@/lib/protocol/errors";
+import { isFormEncoded } from "@/lib/http/body";
+import { corsEndpoint, type CorsScope } from "./cors";
+import { parseForm } from "./form";
 
 /** RFC 6750 2.1: b64token after the scheme name. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
-/**
- * Browser-based clients call userinfo cross-origin. The token travels in a header, never in a
- * cookie, so any origin may read the answer: the token is the whole credential.
- */
-const CORS = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "WWW-Authenticate" };
 
 /** A userinfo failure as RFC 6750 3 renders it: the status and a `WWW-Authenticate: Bearer` challenge. */
 class BearerError extends Error {
@@ -34,7 +29,7 @@ class BearerError extends Error {
     if (this.code) params.push(`error=${q(this.code)}`);
     if (this.description) params.push(`error_description=${q(this.description)}`);
     if (this.scope) params.push(`scope=${q(this.scope)}`);
-    const headers = { ...NO_STORE, ...CORS, "WWW-Authenticate": `Bearer ${params.join(", ")}` };
+    const headers = { ...NO_STORE, "WWW-Authenticate": `Bearer ${params.join(", ")}` };
     if (!this.code) return new Response(null, { status: this.status, headers });
     return json({ error: this.code, error_description: this.description }, this.status, headers);
   }
@@ -79,17 +74,10 @@ async function presentedToken(request: Request): Promise<string> {
  * scopes and of the `claims` request parameter, nothing else. The token must be active (not expired, not revoked by its client or a
  * logout), be about a user (a client-credentials token is not), and carry `openid`.
  */
-export async function handleUserinfo(inst: Engine, request: Request): Promise<Response> {
-  if (request.method === "OPTIONS") {
-    return new Response(null, {
-      status: 204,
-      headers: { ...CORS, "Access-Control-Allow-Methods": "GET, POST", "Access-Control-Allow-Headers": "Authorization, Content-Type", "Access-Control-Max-Age": "600" },
-    });
-  }
+export const handleUserinfo = corsEndpoint(["GET", "POST"], async (inst: Engine, request: Request, cors: CorsScope): Promise<Response> => {
   if (request.method !== "GET" && request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The userinfo endpoint accepts GET and POST." }, 405, {
       ...NO_STORE,
-      ...CORS,
       Allow: "GET, POST",
     });
   }
@@ -97,15 +85,18 @@ export async function handleUserinfo(inst: Engine, request: Request): Promise<Re
     const token = await presentedToken(request);
     const t = await resolveAccessToken(inst, token);
     if (!t) throw new BearerError(401, "invalid_token", "The access token is invalid, expired or revoked.");
+    // A browser application reads the answer only from one of its client's web origins.
+    cors.client = (await inst.store.clients.get(t.clientId)) ?? undefined;
     if (!t.user) throw new BearerError(401, "invalid_token", "The access token is not about a user.");
     if (!t.scopes.includes("openid")) throw new BearerError(403, "insufficient_scope", "The access token lacks the openid scope.", "openid");
-    const { primaryDomain } = await getSettings(inst);
+    const { primaryDomain } = await inst.store.settings.get();
     // Claims the authorization request asked for by name (OIDC Core 5.5) are kept with its grant.
-    const requested = t.grantId ? ((await getGrant(inst.db, t.grantId))?.claims?.userinfo ?? []) : [];
-    return json({ ...claimsForScopes(t.user, t.scopes, primaryDomain, requested), sub: t.user.id }, 200, { ...NO_STORE, ...CORS });
+    const requested = t.grantId ? (await inst.store.grantClaims.userinfo(t.grantId)) : [];
+    const roles = t.scopes.includes("roles") ? { roles: await inst.store.roles.byApi(t.user.id) } : {};
+    return json({ ...claimsForScopes(t.user, t.scopes, primaryDomain, requested), ...roles, sub: t.user.id }, 200, { ...NO_STORE });
   } catch (err) {
     if (err instanceof BearerError) return err.response();
     inst.log.error({ err, path: new URL(request.url).pathname }, "unhandled error");
     return json({ error: "server_error", error_description: "The server encountered an unexpected condition." }, 500, { ...NO_STORE });
   }
-}
+});

@@ -43,8 +43,11 @@ export const SECRET_AUTH_METHODS: readonly ClientAuthMethod[] = ["client_secret_
 /** Introspection is for confidential callers that prove themselves strongly (spec 4.5). */
 export const INTROSPECTION_AUTH_METHODS: readonly ClientAuthMethod[] = ["client_secret_basic", "private_key_jwt"];
 
-/** The scopes Torii knows (spec 2.1). Any other value is `invalid_scope`. */
-export const SCOPES = ["openid", "profile", "email", "phone", "address", "offline_access"] as const;
+/**
+ * The protocol's own scopes (spec 2.1), and `roles`: the user's API roles in the ID token and
+ * userinfo. Any other value must be a scope of an API (lib/oauth/resources.ts) or is `invalid_scope`.
+ */
+export const SCOPES = ["openid", "profile", "email", "phone", "address", "offline_access", "roles"] as const;
 export type Scope = (typeof SCOPES)[number];
 /** Scopes whose claims stay out of an ID token issued together with an access token (spec 2.1). */
 export const USER_CLAIM_SCOPES = ["profile", "email", "phone", "address"] as const;

@@ -10,6 +10,8 @@ export function startupBanner(opts: {
   dataDir: string;
   firstStart: boolean;
   adminPatFromEnv: boolean;
+  /** IDP_WORKERS: shown when more than one process serves. */
+  workers?: number;
   exists: (file: string) => boolean;
 }): string {
   const pwFile = path.join(opts.dataDir, "admin-password");
@@ -21,6 +23,7 @@ export function startupBanner(opts: {
     `  Discovery:    ${opts.issuer}/.well-known/openid-configuration`,
     `  Database:     ${opts.database}`,
   ];
+  if ((opts.workers ?? 1) > 1) lines.push(`  Workers:      ${opts.workers} processes sharing the port (IDP_WORKERS)`);
   if (opts.firstStart) {
     lines.push(
       "",

@@ -1,5 +1,5 @@
 import type { Engine } from "@/lib/engine";
-import { handleHealthz, handleReadyz } from "@/lib/http/health";
+import { handleHealthz, handleReadyz } from "@/lib/server/health";
 import { handleBrandingLogo, handleFavicon } from "@/lib/management/logo-endpoint";
 import { handleManagement } from "@/lib/management/router";
 import { handleDiscovery } from "@/lib/oauth/discovery-endpoint";

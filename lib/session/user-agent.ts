@@ -1,5 +1,4 @@
-import type { Executor } from "@/lib/db/client";
-import { createUserAgent, findUserAgent } from "@/lib/store/sessions";
+import type { Repositories } from "@/lib/store/repositories";
 import { requestCookie, serializeCookie } from "./cookies";
 
 /**
@@ -22,9 +21,11 @@ export function userAgentCookie(issuer: string, value: string): string {
   });
 }
 
-export async function userAgentOfRequest(db: Executor, issuer: string, request: Request): Promise<{ id: string } | undefined> {
+type Browsers = Pick<Repositories, "sessions">;
+
+export async function userAgentOfRequest(store: Browsers, issuer: string, request: Request): Promise<{ id: string } | undefined> {
   const cookie = requestCookie(request, userAgentCookieName(issuer));
-  return cookie ? findUserAgent(db, cookie) : undefined;
+  return cookie ? store.sessions.findUserAgent(cookie) : undefined;
 }
 
 /**
@@ -33,7 +34,7 @@ export async function userAgentOfRequest(db: Executor, issuer: string, request: 
  * ends in an error, so that cookieless requests cannot grow the table; rows left with nothing are
  * purged by the maintenance sweep.
  */
-export async function createBrowser(db: Executor, issuer: string): Promise<{ id: string; setCookie: string }> {
-  const ua = await createUserAgent(db);
+export async function createBrowser(store: Browsers, issuer: string): Promise<{ id: string; setCookie: string }> {
+  const ua = await store.sessions.createUserAgent();
   return { id: ua.id, setCookie: userAgentCookie(issuer, ua.cookie) };
 }

@@ -43,7 +43,7 @@ export async function findPendingAuthRequest(
 export async function updateAuthRequest(
   db: Executor,
   id: string,
-  patch: Partial<Pick<AuthRequest, "loginName" | "sessionId" | "formError" | "formValues" | "prompt">>,
+  patch: Partial<Pick<AuthRequest, "loginName" | "sessionId" | "formError" | "formValues" | "prompt" | "consentDenied">>,
 ): Promise<void> {
   await db.update(authRequests).set(patch).where(eq(authRequests.idHash, sha256(id)));
 }

@@ -1,10 +1,10 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, inArray } from "drizzle-orm";
 import { clients } from "@/db/schema";
-import type { Caches } from "@/lib/cache/caches";
-import type { Invalidation } from "@/lib/cache/invalidation";
+import type { Caches } from "@/lib/store/caches";
+import type { Invalidation } from "@/lib/store/invalidation";
 import type { Executor } from "@/lib/db/client";
 import { SECRET_AUTH_METHODS, type ClientAuthMethod } from "@/lib/protocol/vocabulary";
-import { constantTimeEqual, randomId, randomToken, sha256 } from "@/lib/crypto";
+import { randomId, randomToken, sha256 } from "@/lib/crypto";
 
 export type Client = typeof clients.$inferSelect;
 export type NewClient = Omit<typeof clients.$inferInsert, "id" | "secretHash" | "createdAt" | "updatedAt">;
@@ -27,6 +27,11 @@ export async function insertClient(db: Executor, data: NewClient): Promise<{ cli
     .values({ ...data, id: randomId(), secretHash: secret ? sha256(secret) : null })
     .returning();
   return { client: client!, secret };
+}
+
+/** Creates the client `id` with `registration`, or replaces its registration (the built-in console client). */
+export async function putClient(db: Executor, id: string, registration: Omit<typeof clients.$inferInsert, "id">): Promise<void> {
+  await db.insert(clients).values({ id, ...registration }).onConflictDoUpdate({ target: clients.id, set: registration });
 }
 
 export async function updateClient(db: Executor, id: string, patch: Partial<NewClient>): Promise<Client | undefined> {
@@ -57,11 +62,6 @@ export async function listClients(db: Executor): Promise<Client[]> {
   return db.select().from(clients).orderBy(asc(clients.createdAt));
 }
 
-export function verifyClientSecret(client: Client, presented: string): boolean {
-  if (!client.secretHash) return false;
-  return constantTimeEqual(sha256(presented), client.secretHash);
-}
-
 /**
  * A client by id from the engine's cache: registrations are read on every protocol request.
  * Changes drop the entry everywhere after they commit (`mutate` with `clientChanged`).
@@ -76,7 +76,7 @@ export function getClient(scope: { db: Executor; caches: Caches }, id: string): 
   );
 }
 
-/** The invalidation for a changed or deleted client (lib/cache/invalidation.ts `mutate`). */
+/** The invalidation for a changed or deleted client (lib/store/invalidation.ts `mutate`). */
 export function clientChanged(id: string): Invalidation {
   return { cache: "clients", key: id };
 }
@@ -85,4 +85,10 @@ export function clientChanged(id: string): Invalidation {
 export async function readClient(db: Executor, id: string): Promise<Client | undefined> {
   const [c] = await db.select().from(clients).where(eq(clients.id, id));
   return c;
+}
+
+/** Which of `ids` name existing clients. */
+export async function listClientIds(db: Executor, ids: readonly string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  return (await db.select({ id: clients.id }).from(clients).where(inArray(clients.id, [...ids]))).map((r) => r.id);
 }

@@ -14,6 +14,8 @@ export type NewGrant = {
   scopes: string[];
   /** User claims the `claims` request parameter asked for (OIDC Core 5.5). */
   claims?: { idToken: string[]; userinfo: string[] } | null;
+  /** The APIs (identifiers) the grant covers (RFC 8707 resource indicators). */
+  resources?: string[];
   expiresAt: Date;
 };
 
@@ -38,7 +40,7 @@ export async function revocationHorizon(db: Executor, now = new Date()): Promise
 
 async function recordRevocation(
   db: Executor,
-  subjectType: "jti" | "grant" | "session",
+  subjectType: "jti" | "grant" | "session" | "audience",
   subjectId: string,
   reason: string,
   expiresAt: Date,
@@ -119,16 +121,18 @@ export async function sessionEnded(db: Executor, sessionId: string, now = new Da
 }
 
 /**
- * Revokes every live grant of a client or of a user, with all it issued: when a client is deleted
- * or a user is locked or deleted, nothing issued to them may stay usable.
+ * Revokes every live grant of a client or of a user (or of a client for one user), with all it
+ * issued: when a client is deleted, a user is locked or deleted, or a consent is withdrawn,
+ * nothing issued to them may stay usable.
  */
 export async function revokeAllGrants(
   db: Executor,
-  by: { clientId: string } | { userId: string },
+  by: { clientId: string; userId?: string } | { userId: string },
   reason: string,
   now = new Date(),
 ): Promise<number> {
-  const owner = "clientId" in by ? eq(grants.clientId, by.clientId) : eq(grants.userId, by.userId);
+  // A client's grants, a user's, or (consent withdrawn) one client's for one user.
+  const owner = and("clientId" in by ? eq(grants.clientId, by.clientId) : undefined, by.userId !== undefined ? eq(grants.userId, by.userId) : undefined);
   const open = await db
     .select({ id: grants.id })
     .from(grants)
@@ -136,4 +140,16 @@ export async function revokeAllGrants(
   const horizon = open.length ? await revocationHorizon(db, now) : now;
   for (const g of open) await revokeGrant(db, g.id, reason, now, horizon);
   return open.length;
+}
+
+/**
+ * Revokes every access token for an audience (an API being deleted): stored ones at once, JWTs
+ * through a revocation record until the longest token lifetime has passed.
+ */
+export async function revokeAudience(db: Executor, audience: string, reason: string, now = new Date()): Promise<void> {
+  await db
+    .update(tokens)
+    .set({ revokedAt: now })
+    .where(and(isNull(tokens.revokedAt), sql`${tokens.audience} @> ARRAY[${audience}]::text[]`));
+  await recordRevocation(db, "audience", audience, reason, await revocationHorizon(db, now));
 }

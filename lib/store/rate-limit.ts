@@ -15,7 +15,7 @@ export async function hitRateLimit(
   limit: number,
   windowSeconds: number,
   now = new Date(),
-  /** Events to count at once (an instance reporting what it counted locally, lib/oauth/token-throttle.ts). */
+  /** Events to count at once (an instance reporting what it counted locally, lib/http/token-throttle.ts). */
   increment = 1,
 ): Promise<RateLimitResult> {
   const windowMs = windowSeconds * 1000;

@@ -5,7 +5,7 @@ import { randomToken, sha256 } from "@/lib/crypto";
 
 export type Session = typeof sessions.$inferSelect;
 export type SessionWithUser = Session & {
-  user: { id: string; username: string; email: string | null; givenName: string | null; familyName: string | null; locked: boolean };
+  user: { id: string; username: string; email: string | null; emailVerified: boolean; givenName: string | null; familyName: string | null; locked: boolean };
 };
 
 /** Creates a user agent; the returned cookie value is the only place its clear value exists. */
@@ -31,6 +31,7 @@ export async function liveSessions(db: Executor, userAgentId: string, now = new 
         id: users.id,
         username: users.username,
         email: users.email,
+        emailVerified: users.emailVerified,
         givenName: users.givenName,
         familyName: users.familyName,
         locked: users.locked,

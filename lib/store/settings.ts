@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { instanceSettings } from "@/db/schema";
 import type { Branding, Features, Lifetimes, LockoutPolicy, PasswordPolicy, RateLimits, Retention } from "@/db/schema";
-import type { Caches } from "@/lib/cache/caches";
-import { mutate, type MutationScope } from "@/lib/cache/invalidation";
+import type { Caches } from "@/lib/store/caches";
+import { mutate, type MutationScope } from "@/lib/store/invalidation";
 import type { Executor, Tx } from "@/lib/db/client";
 
 export type Settings = typeof instanceSettings.$inferSelect;
@@ -19,15 +19,6 @@ export const DEFAULT_LIFETIMES: Lifetimes = {
 /** Upper bound of the refresh token reuse interval (the management API refuses more). */
 export const MAX_REFRESH_REUSE_INTERVAL_SECONDS = 60;
 
-/**
- * Seconds after a rotation during which the rotated refresh token may be presented again and get
- * the same successor (Okta's grace period, Auth0's reuse interval; lib/oauth/grants/refresh-successor.ts).
- * 0, the default, is strict reuse detection. Kept in the `lifetimes` settings, where instances set
- * up before it existed have no value.
- */
-export function refreshReuseIntervalSeconds(settings: Pick<Settings, "lifetimes">): number {
-  return settings.lifetimes.refreshTokenReuseInterval ?? 0;
-}
 
 export const DEFAULT_FEATURES: Features = { tokenExchange: false, impersonation: false };
 export const DEFAULT_BRANDING: Branding = {
@@ -71,13 +62,18 @@ export function defaultSettings(issuer: string, masterKeyCheck: string): typeof 
   };
 }
 
+/** The settings row of a fresh instance (bootstrap). */
+export async function insertSettings(db: Executor, row: typeof instanceSettings.$inferInsert): Promise<void> {
+  await db.insert(instanceSettings).values(row);
+}
+
 export async function readSettings(db: Executor): Promise<Settings | undefined> {
   const [row] = await db.select().from(instanceSettings).where(eq(instanceSettings.id, 1));
   return row;
 }
 
 /**
- * The settings, from the engine's cache (lib/cache/caches.ts): read on every protocol request,
+ * The settings, from the engine's cache (lib/store/caches.ts): read on every protocol request,
  * dropped on every instance when a change commits (`mutateSettings`).
  */
 export async function getSettings(scope: { db: Executor; caches: Caches }): Promise<Settings> {
@@ -110,3 +106,4 @@ export async function writeSettings(
 export function updateSettings(scope: MutationScope, patch: Parameters<typeof writeSettings>[1]): Promise<Settings> {
   return mutateSettings(scope, (tx) => writeSettings(tx, patch));
 }
+

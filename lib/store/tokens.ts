@@ -1,4 +1,4 @@
-import { and, eq, isNull, or } from "drizzle-orm";
+import { and, inArray, eq, isNull, or } from "drizzle-orm";
 import { refreshTokenFamilies, tokenRevocations, tokens } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
@@ -36,10 +36,6 @@ export async function insertOpaqueToken(db: Executor, t: NewStoredToken & { valu
 export async function findTokenByValue(db: Executor, value: string): Promise<StoredToken | undefined> {
   const [t] = await db.select().from(tokens).where(eq(tokens.tokenHash, sha256(value)));
   return t;
-}
-
-export function isStoredTokenActive(t: StoredToken, now = new Date()): boolean {
-  return !t.revokedAt && t.expiresAt > now;
 }
 
 /** Revokes one stored token (opaque access or refresh token). */
@@ -90,9 +86,10 @@ export async function getRefreshFamily(db: Executor, id: string): Promise<Refres
  */
 export async function isAccessTokenRevoked(
   db: Executor,
-  t: { jti?: string | null; grantId?: string | null; sessionId?: string | null; iat?: number | null },
+  t: { jti?: string | null; grantId?: string | null; sessionId?: string | null; iat?: number | null; audience?: readonly string[] },
 ): Promise<boolean> {
   const conds = [];
+  if (t.audience?.length) conds.push(and(eq(tokenRevocations.subjectType, "audience"), inArray(tokenRevocations.subjectId, [...t.audience])));
   if (t.jti) conds.push(and(eq(tokenRevocations.subjectType, "jti"), eq(tokenRevocations.subjectId, t.jti)));
   if (t.grantId) conds.push(and(eq(tokenRevocations.subjectType, "grant"), eq(tokenRevocations.subjectId, t.grantId)));
   if (t.sessionId) conds.push(and(eq(tokenRevocations.subjectType, "session"), eq(tokenRevocations.subjectId, t.sessionId)));

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, ilike, inArray, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, ilike, inArray, ne, or, sql } from "drizzle-orm";
 import { machineKeys, passwordCredentials, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomId } from "@/lib/crypto";
@@ -73,10 +73,6 @@ export async function findUserByLoginName(db: Executor, loginName: string, prima
   return undefined;
 }
 
-/** Login name as introspection and the UI show it: username@primarydomain. */
-export function loginNameOf(user: Pick<User, "username">, primaryDomain: string): string {
-  return `${user.username}@${primaryDomain}`;
-}
 
 export async function listUsers(
   db: Executor,
@@ -140,4 +136,37 @@ export async function deleteMachineKey(db: Executor, userId: string, keyId: stri
     .where(and(eq(machineKeys.userId, userId), eq(machineKeys.id, keyId)))
     .returning({ id: machineKeys.id });
   return rows.length > 0;
+}
+
+/** How many unlocked administrators there are besides `userId` (the instance must keep one). */
+export async function countOtherActiveAdmins(db: Executor, userId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(users)
+    .where(and(ne(users.id, userId), eq(users.locked, false), sql`'admin' = ANY(${users.roles})`));
+  return row?.n ?? 0;
+}
+
+/** Up to ten users whose username or email equals these (case-insensitively). */
+export function usersWithNameOrEmail(db: Executor, name: string, mail: string): Promise<{ id: string; username: string; email: string | null }[]> {
+  return db
+    .select({ id: users.id, username: users.username, email: users.email })
+    .from(users)
+    .where(or(sql`lower(${users.username}) = lower(${name})`, sql`lower(${users.email}) = lower(${mail})`))
+    .limit(10);
+}
+
+/** Which of `ids` name existing users. */
+export async function listUserIds(db: Executor, ids: readonly string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  return (await db.select({ id: users.id }).from(users).where(inArray(users.id, [...ids]))).map((r) => r.id);
+}
+
+/** The users with this email address (case-insensitive); addresses are not unique. */
+export async function findUsersByEmail(db: Executor, email: string): Promise<User[]> {
+  return db
+    .select()
+    .from(users)
+    .where(sql`lower(${users.email}) = lower(${email.trim()})`)
+    .limit(5);
 }

@@ -24,3 +24,8 @@ export const email = z.email().max(320);
 
 /** Given and family names. */
 export const personName = z.string().trim().max(200);
+
+/** Login name as introspection and the UI show it: username@primarydomain. */
+export function loginNameOf(user: { username: string }, primaryDomain: string): string {
+  return `${user.username}@${primaryDomain}`;
+}

@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
 import { LOGIN_PATHS, loginUrl } from "@torii/core/login/paths";
-import { offersRegistration } from "@torii/core/oauth/signin-policy";
+import { offersRegistration } from "@torii/core/login/signin-policy";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "./flow";
 import { FlowExpired } from "./flow-expired";
@@ -45,7 +45,7 @@ export default async function LoginNamePage({ searchParams }: { searchParams: Pr
           {t("loginName.submit")}
         </button>
       </form>
-      {offersRegistration(req) ? (
+      {offersRegistration(req) && flow.settings.accountPolicy.registration ? (
         <p className="auth-alt">
           {t("loginName.noAccount")} <a href={loginUrl(LOGIN_PATHS.register, flow.id)}>{t("loginName.register")}</a>
         </p>

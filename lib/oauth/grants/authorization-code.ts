@@ -1,14 +1,12 @@
 import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import { createHash } from "node:crypto";
 import { constantTimeEqual } from "@/lib/crypto";
-import type { Executor } from "@/lib/db/client";
-import { recordAudit } from "@/lib/store/audit";
-import { findAuthorizationCode, markCodeUsed, type AuthorizationCode } from "@/lib/store/codes";
-import { getGrant, revokeGrant, sessionEnded } from "@/lib/store/grants";
-import { getUser } from "@/lib/store/users";
-import { InvalidGrant } from "../errors";
+import type { AuthorizationCode } from "@/lib/store/codes";
+import type { Repositories } from "@/lib/store/repositories";
+import { InvalidGrant } from "@/lib/protocol/errors";
 import { parseParams } from "../params/parse";
 import { authorizationCodeParams, CODE_VERIFIER, GRANT } from "../params/token";
+import { resourcesOf, tokenTarget } from "../resources";
 import { issueUserTokens } from "./issue";
 import { CommittedRefusal, grantTransaction } from "./transaction";
 import type { Grant, GrantRequest } from "./types";
@@ -22,11 +20,12 @@ export const authorizationCodeGrant: Grant = {
   async handle(g) {
     const p = parseParams(authorizationCodeParams, g.form);
     const client = g.client!;
+    const apis = await g.store.apis.list();
     // One transaction: the code marked used, the refresh family and tokens and the audit event
     // commit together. Concurrent redemptions meet at markCodeUsed, which exactly one wins.
     return grantTransaction(g, async (env) => {
-      const tx = env.db;
-      const code = await findAuthorizationCode(tx, p.code);
+      const tx = env.repos;
+      const code = await tx.codes.find(p.code);
       if (!code) throw new InvalidGrant(INVALID);
       // RFC 6749 4.1.2: a code used twice is denied, and what it produced is revoked (whoever replays it).
       if (code.usedAt) return replay(tx, g, code);
@@ -35,12 +34,14 @@ export const authorizationCodeGrant: Grant = {
       if (code.redirectUri !== p.redirect_uri) throw new InvalidGrant("redirect_uri does not match the authorization request.");
       verifyPkce(code, p.code_verifier, client.authMethod === "none");
 
-      const grant = await getGrant(tx, code.grantId);
+      const grant = await tx.grants.get(code.grantId);
       if (!grant || grant.revokedAt) throw new InvalidGrant(INVALID);
-      const user = await getUser(tx, code.userId);
+      const user = await tx.users.get(code.userId);
       if (!user || user.locked) throw new InvalidGrant("The user of this authorization code is no longer active.");
-      if (code.sessionId && (await sessionEnded(tx, code.sessionId))) throw new InvalidGrant("The session of this authorization code has ended.");
-      if (!(await markCodeUsed(tx, code.codeHash))) return replay(tx, g, code);
+      if (code.sessionId && (await tx.grants.sessionEnded(code.sessionId))) throw new InvalidGrant("The session of this authorization code has ended.");
+      // RFC 8707 2.2: the resource asked for here must be one the authorization request named.
+      const api = tokenTarget(apis, client, grant, resourcesOf(g.form));
+      if (!(await tx.codes.markUsed(code.codeHash))) return replay(tx, g, code);
 
       const body = await issueUserTokens(env, {
         client,
@@ -52,8 +53,9 @@ export const authorizationCodeGrant: Grant = {
         authTime: code.authTime,
         amr: code.amr,
         idTokenClaims: grant.claims?.idToken,
+        target: api && { api, roles: await tx.roles.for({ userId: user.id }, api.api.id) },
       });
-      await recordAudit(tx, { ...g.audit }, {
+      await tx.audit.record({ ...g.audit }, {
         action: "token.issued",
         targetType: "grant",
         targetId: code.grantId,
@@ -66,9 +68,9 @@ export const authorizationCodeGrant: Grant = {
 };
 
 /** The revocation commits; the refusal is thrown after it. */
-async function replay(tx: Executor, g: GrantRequest, code: AuthorizationCode): Promise<CommittedRefusal> {
-  await revokeGrant(tx, code.grantId, "code_replay");
-  await recordAudit(tx, g.audit, {
+async function replay(tx: Repositories, g: GrantRequest, code: AuthorizationCode): Promise<CommittedRefusal> {
+  await tx.grants.revoke(code.grantId, "code_replay");
+  await tx.audit.record(g.audit, {
     action: "grant.revoked",
     targetType: "grant",
     targetId: code.grantId,

@@ -1,9 +1,9 @@
 import { SECRET_AUTH_METHODS } from "@/lib/protocol/vocabulary";
-import { recordAudit } from "@/lib/store/audit";
 import { parseParams } from "../params/parse";
 import { clientCredentialsParams, GRANT } from "../params/token";
-import { parseScope, scopeString } from "../scopes";
-import { issueAccessToken } from "../tokens";
+import { resolveTarget, resourcesOf } from "../resources";
+import { parseScopeTokens, scopeString } from "../scopes";
+import { apiTokenContext, issueAccessToken, issueEnvOf } from "../tokens";
 import { grantForOpaque } from "./issue";
 import type { Grant } from "./types";
 
@@ -18,17 +18,20 @@ export const clientCredentialsGrant: Grant = {
   async handle(g) {
     const p = parseParams(clientCredentialsParams, g.form);
     const client = g.client!;
-    const scopes = parseScope(p.scope).filter((s) => s !== "offline_access");
-    const env = { masterKey: g.masterKey, issuer: g.issuer, caches: g.caches, client, scopes };
+    // RFC 8707: for an API, the client's registered scopes there are all it may have.
+    const { target, protocolScopes } = resolveTarget(await g.store.apis.list(), client, resourcesOf(g.form), parseScopeTokens(p.scope), { allByDefault: true });
+    const scopes = [...protocolScopes.filter((s) => s !== "offline_access"), ...(target?.scopes ?? [])];
+    const api = target ? apiTokenContext(target, await g.store.roles.for({ clientId: client.id }, target.api.id)) : {};
+    const env = { ...(await issueEnvOf(g.store, g.issuer)), primaryDomain: g.settings.primaryDomain, client, scopes, ...api };
     // A JWT is written nowhere. An opaque token needs its grant: one transaction for the grant,
     // its token and the audit event, so one commit instead of three and never a grant alone.
     const at =
-      client.accessTokenType !== "opaque"
-        ? await issueAccessToken({ ...env, db: g.db, grantId: null })
-        : await g.db.transaction(async (tx) => {
+      (env.format ?? client.accessTokenType) !== "opaque"
+        ? await issueAccessToken({ ...env, grantId: null })
+        : await g.store.transaction(async (tx) => {
             const grantId = await grantForOpaque(tx, client, { userId: null, grantType: GRANT.clientCredentials, scopes });
-            const issued = await issueAccessToken({ ...env, db: tx, grantId });
-            await recordAudit(tx, g.audit, {
+            const issued = await issueAccessToken({ ...env, repos: tx, grantId });
+            await tx.audit.record(g.audit, {
               action: "token.issued",
               targetType: "grant",
               targetId: grantId,

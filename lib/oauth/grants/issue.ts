@@ -1,10 +1,9 @@
-import type { Executor } from "@/lib/db/client";
 import type { Client } from "@/lib/store/clients";
-import { createGrant } from "@/lib/store/grants";
+import type { Repositories } from "@/lib/store/repositories";
 import type { User } from "@/lib/store/users";
+import { accessTokenScopes, type Target } from "../resources";
 import { scopeString } from "../scopes";
-import { issueAccessToken, issueIdToken, issueRefreshToken, wantsRefreshToken, type TokenContext } from "../tokens";
-import type { IssueEnv } from "./transaction";
+import { apiTokenContext, issueAccessToken, issueIdToken, issueRefreshToken, wantsRefreshToken, type IssueEnv, type TokenContext } from "../tokens";
 import type { TokenResponse } from "./types";
 
 /**
@@ -12,7 +11,7 @@ import type { TokenResponse } from "./types";
  * `openid` was granted and there is a user (with `at_hash`, and without user claims since an
  * access token goes along), and a refresh token for `offline_access` (a new family, or the next
  * member of `familyId`). `actor` and `audience` carry a token exchange's delegation through
- * refreshes. Everything is written with `env.db`, the grant's transaction.
+ * refreshes. Everything is written with `env.repos`, the grant's transaction.
  */
 export async function issueUserTokens(
   env: IssueEnv,
@@ -38,15 +37,16 @@ export async function issueUserTokens(
     audience?: string[];
     /** User claims the authorization request asked for by name for the ID token (OIDC Core 5.5). */
     idTokenClaims?: readonly string[] | null;
+    /**
+     * The API the access token is for (RFC 8707; resources.ts tokenTarget) and the subject's roles
+     * there. Only the access token changes: the ID token is the client's, and the refresh token
+     * keeps the whole grant so that it can be exchanged for another of its APIs later.
+     */
+    target?: { api: Target; roles: readonly string[] } | null;
   },
 ): Promise<TokenResponse> {
   const ctx: TokenContext = {
-    db: env.db,
-    masterKey: env.masterKey,
-    issuer: env.issuer,
-    caches: env.caches,
-    signingKey: env.signingKey,
-    primaryDomain: env.primaryDomain,
+    ...env,
     client: t.client,
     user: t.user,
     scopes: t.scopes,
@@ -60,12 +60,13 @@ export async function issueUserTokens(
     audience: t.audience,
     idTokenClaims: t.idTokenClaims,
   };
-  const at = await issueAccessToken(ctx);
+  const atScopes = accessTokenScopes(t.scopes, t.target?.api ?? null);
+  const at = await issueAccessToken(t.target ? { ...ctx, ...apiTokenContext(t.target.api, t.target.roles), scopes: atScopes } : ctx);
   const body: TokenResponse = {
     access_token: at.token,
     token_type: "Bearer",
     expires_in: at.expiresIn,
-    scope: scopeString(t.scopes),
+    scope: scopeString(atScopes),
   };
   if (t.user && t.scopes.includes("openid")) body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
   const refreshScopes = t.refreshScopes ?? t.scopes;
@@ -82,11 +83,11 @@ export async function issueUserTokens(
  * of a grant without user interaction needs none, and nothing is written for it.
  */
 export async function grantForOpaque(
-  db: Executor,
+  repos: Repositories,
   client: Client,
   g: { userId: string | null; grantType: string; scopes: string[] },
 ): Promise<string> {
-  const grant = await createGrant(db, {
+  const grant = await repos.grants.create({
     clientId: client.id,
     userId: g.userId,
     sessionId: null,

@@ -1,14 +1,12 @@
 import { hasNul } from "@/lib/http/text-input";
 import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from "jose";
-import type { Caches } from "@/lib/cache/caches";
+import type { Caches } from "@/lib/store/caches";
 import type { Client } from "@/lib/store/clients";
-import { recordAudit } from "@/lib/store/audit";
-import { consumeJtiOnce } from "@/lib/store/jti";
-import { getMachineKey, getUser, type MachineKey } from "@/lib/store/users";
+import type { MachineKey } from "@/lib/store/users";
 import { assertionTimeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "../assertion-lifetime";
 import { ASSERTION_ALGS, describeJoseError } from "../client-auth";
 import { endpointUrl } from "../endpoints";
-import { InvalidGrant, InvalidRequest } from "../errors";
+import { InvalidGrant, InvalidRequest } from "@/lib/protocol/errors";
 import { parseParams } from "../params/parse";
 import { GRANT, jwtBearerParams } from "../params/token";
 import { parseScope } from "../scopes";
@@ -34,16 +32,16 @@ export const jwtBearerGrant: Grant = {
     // The jti, the grant of an opaque token, the token and the audit event: one transaction, so
     // that a failure neither burns the jti nor leaves a grant without its token.
     return grantTransaction(g, async (env) => {
-      const user = await getUser(env.db, userId);
+      const user = await env.repos.users.get(userId);
       if (!user || user.type !== "machine" || user.locked) throw new InvalidGrant("The assertion's user is unknown or not an active machine user.");
-      if (payload.jti !== undefined && !(await consumeJtiOnce(env.db, `user:${user.id}`, payload.jti, jtiMemoryUntil(payload.exp)))) {
+      if (payload.jti !== undefined && !(await env.repos.replay.consumeOnce(`user:${user.id}`, payload.jti, jtiMemoryUntil(payload.exp)))) {
         throw new InvalidGrant("The assertion was already used (jti).");
       }
       // An opaque access token is stored and needs a grant to belong to; a JWT needs none.
-      const grantId = client.accessTokenType === "opaque" ? await grantForOpaque(env.db, client, { userId: user.id, grantType: GRANT.jwtBearer, scopes }) : null;
+      const grantId = client.accessTokenType === "opaque" ? await grantForOpaque(env.repos, client, { userId: user.id, grantType: GRANT.jwtBearer, scopes }) : null;
       // offline_access was dropped above: an access token, and an ID token for openid.
       const body = await issueUserTokens(env, { client, user, scopes, grantId, sessionId: null, authTime: new Date(), amr: ["pk"] });
-      await recordAudit(env.db, { ...g.audit, type: "user", id: user.id }, {
+      await env.repos.audit.record({ ...g.audit, type: "user", id: user.id }, {
         action: "token.issued",
         targetType: "user",
         targetId: user.id,
@@ -74,6 +72,10 @@ function selfClient(g: GrantRequest, userId: string): Client {
     idTokenLifetime: l.idToken,
     refreshTokenLifetime: l.refreshToken,
     secretHash: null,
+    // A machine user has no web origin: its tokens are not for browser pages.
+    allowedOrigins: [],
+    firstParty: true,
+    apiScopes: {},
     createdAt: now,
     updatedAt: now,
   };
@@ -95,7 +97,7 @@ async function verifyAssertion(g: GrantRequest, assertion: string) {
   if (!alg || !ASSERTION_ALGS.includes(alg)) throw new InvalidGrant("The assertion's algorithm is not accepted.");
   if (!kid) throw new InvalidGrant("The assertion has no kid naming the machine key.");
   if (hasNul(kid)) throw new InvalidRequest("The assertion's kid contains a NUL character.");
-  const key = await getMachineKey(g.db, kid);
+  const key = await g.store.users.getMachineKey(kid);
   if (!key) throw new InvalidGrant("The assertion's key is unknown.");
   if (key.expiresAt && key.expiresAt <= new Date()) throw new InvalidGrant("The assertion's key has expired.");
   if (alg !== key.alg) throw new InvalidGrant("The assertion's algorithm does not match its key.");

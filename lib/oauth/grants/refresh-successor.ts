@@ -20,3 +20,13 @@ export function successorValue(masterKey: Buffer, presented: string): string {
   const key = createHmac("sha256", masterKey).update("torii/refresh-token-successor/v1").digest();
   return hmac(key, presented);
 }
+
+/**
+ * Seconds after a rotation during which the rotated refresh token may be presented again and get
+ * the same successor (Okta's grace period, Auth0's reuse interval). 0, the default, is strict
+ * reuse detection. Kept in the `lifetimes` settings, where instances set up before it existed
+ * have no value.
+ */
+export function refreshReuseIntervalSeconds(settings: { lifetimes: { refreshTokenReuseInterval?: number | null } }): number {
+  return settings.lifetimes.refreshTokenReuseInterval ?? 0;
+}

@@ -1,29 +1,23 @@
 import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
-import { recordAudit } from "@/lib/store/audit";
-import { refreshReuseIntervalSeconds } from "@/lib/store/settings";
-import { getGrant, type Grant as StoredGrant } from "@/lib/store/grants";
-import {
-  findTokenByValue,
-  getRefreshFamily,
-  isStoredTokenActive,
-  markRotated,
-  revokeFamily,
-  type RefreshFamily,
-  type StoredToken,
-} from "@/lib/store/tokens";
-import { getUser, type User } from "@/lib/store/users";
-import { InvalidGrant } from "../errors";
+import type { Grant as StoredGrant } from "@/lib/store/grants";
+import type { RefreshFamily, StoredToken } from "@/lib/store/tokens";
+import type { User } from "@/lib/store/users";
+import { isStoredTokenActive } from "../access-token";
+import { InvalidGrant } from "@/lib/protocol/errors";
 import { parseParams } from "../params/parse";
 import { GRANT, refreshTokenParams } from "../params/token";
-import { narrowScopes, parseScope } from "../scopes";
+import type { Api } from "@/lib/store/apis";
+import { resourcesOf, tokenTarget } from "../resources";
+import { narrowScopes, parseScopeTokens } from "../scopes";
 import { issueUserTokens } from "./issue";
-import { successorValue } from "./refresh-successor";
+import { refreshReuseIntervalSeconds, successorValue } from "./refresh-successor";
 import { CommittedRefusal, grantTransaction, type IssueEnv } from "./transaction";
 import type { Grant, GrantRequest, TokenResponse } from "./types";
 
 const INVALID = "The refresh token is invalid, expired, revoked or was issued to another client.";
 
-type Presented = { value: string; scope: string | undefined };
+/** The presented token, the scope asked for, and the resource (RFC 8707: another API of the grant). */
+type Presented = { value: string; scope: string | undefined; resources: string[]; apis: Api[] };
 
 /**
  * RFC 6749 6 with rotation (OAuth 2.0 Security BCP 4.14.2): every use returns a successor and
@@ -40,22 +34,22 @@ export const refreshTokenGrant: Grant = {
   clientAuth: CLIENT_AUTH_METHODS,
   async handle(g) {
     const p = parseParams(refreshTokenParams, g.form);
-    const presented: Presented = { value: p.refresh_token, scope: p.scope };
+    const presented: Presented = { value: p.refresh_token, scope: p.scope, resources: resourcesOf(g.form), apis: await g.store.apis.list() };
     const client = g.client!;
     return grantTransaction(g, async (env) => {
-      const t = await findTokenByValue(env.db, presented.value);
+      const t = await env.repos.tokens.findByValue(presented.value);
       if (!t || t.kind !== "refresh" || !t.familyId) throw new InvalidGrant(INVALID);
       if (t.clientId !== client.id) throw new InvalidGrant(INVALID);
       const now = new Date();
       if (t.rotatedAt) return presentedAgain(g, env, t, presented, now);
       if (t.revokedAt || t.expiresAt <= now) throw new InvalidGrant(INVALID);
       const { family, grant, user } = await liveFamily(env, t);
-      const scopes = narrowScopes(parseScope(presented.scope), family.scopes);
+      const scopes = narrowScopes(parseScopeTokens(presented.scope), family.scopes);
       // Concurrent uses of one token meet here: one rotates, the others see it rotated (or revoked).
-      if (!(await markRotated(env.db, t.id, now))) return presentedAgain(g, env, (await findTokenByValue(env.db, presented.value))!, presented, now);
+      if (!(await env.repos.tokens.markRotated(t.id, now))) return presentedAgain(g, env, (await env.repos.tokens.findByValue(presented.value))!, presented, now);
 
-      const body = await issueFrom(env, g, t, family, grant, user, scopes, { refreshTokenValue: successorValue(env.masterKey, presented.value) });
-      await recordAudit(env.db, g.audit, {
+      const body = await issueFrom(env, g, t, family, grant, user, scopes, presented, { refreshTokenValue: successorValue(g.masterKey, presented.value) });
+      await env.repos.audit.record(g.audit, {
         action: "token.refreshed",
         targetType: "refresh_family",
         targetId: family.id,
@@ -69,17 +63,21 @@ export const refreshTokenGrant: Grant = {
 
 /** The token's family, grant and user, when all are still live; `invalid_grant` otherwise. */
 async function liveFamily(env: IssueEnv, t: StoredToken): Promise<{ family: RefreshFamily; grant: StoredGrant; user: User | null }> {
-  const family = await getRefreshFamily(env.db, t.familyId!);
+  const family = await env.repos.tokens.getFamily(t.familyId!);
   if (!family || family.revokedAt) throw new InvalidGrant(INVALID);
-  const grant = await getGrant(env.db, t.grantId);
+  const grant = await env.repos.grants.get(t.grantId);
   if (!grant || grant.revokedAt) throw new InvalidGrant(INVALID);
-  const user = t.userId ? await getUser(env.db, t.userId) : undefined;
+  const user = t.userId ? await env.repos.users.get(t.userId) : undefined;
   if (t.userId && (!user || user.locked)) throw new InvalidGrant("The user of this refresh token is no longer active.");
   return { family, grant, user: user ?? null };
 }
 
-/** A family from a token exchange keeps its delegation (`act`) and audience on every refresh. */
-function issueFrom(
+/**
+ * A family from a token exchange keeps its delegation (`act`) and audience on every refresh. A
+ * grant that covers APIs gives an access token for the one asked for (or its first), with the
+ * scopes asked for now that are that API's, and the subject's roles there as they are now.
+ */
+async function issueFrom(
   env: IssueEnv,
   g: GrantRequest,
   t: StoredToken,
@@ -87,8 +85,11 @@ function issueFrom(
   grant: StoredGrant,
   user: User | null,
   scopes: string[],
+  presented: Presented,
   refresh: { refreshTokenValue?: string; existingRefreshToken?: string },
 ): Promise<TokenResponse> {
+  const api = tokenTarget(presented.apis, g.client!, { resources: grant.resources, scopes }, presented.resources);
+  const holder = user ? { userId: user.id } : { clientId: g.client!.id };
   return issueUserTokens(env, {
     client: g.client!,
     user,
@@ -104,6 +105,7 @@ function issueFrom(
     idTokenClaims: grant.claims?.idToken,
     actor: family.actor,
     audience: t.audience,
+    target: api && { api, roles: await env.repos.roles.for(holder, api.api.id) },
     ...refresh,
   });
 }
@@ -116,13 +118,13 @@ function issueFrom(
 async function presentedAgain(g: GrantRequest, env: IssueEnv, t: StoredToken, presented: Presented, now: Date): Promise<TokenResponse | CommittedRefusal> {
   const interval = refreshReuseIntervalSeconds(g.settings);
   if (interval > 0 && t.rotatedAt && !t.revokedAt && now.getTime() - t.rotatedAt.getTime() <= interval * 1000) {
-    const value = successorValue(env.masterKey, presented.value);
-    const successor = await findTokenByValue(env.db, value);
+    const value = successorValue(g.masterKey, presented.value);
+    const successor = await env.repos.tokens.findByValue(value);
     if (successor && successor.familyId === t.familyId && !successor.rotatedAt && isStoredTokenActive(successor, now)) {
       const { family, grant, user } = await liveFamily(env, successor);
-      const scopes = narrowScopes(parseScope(presented.scope), family.scopes);
-      const body = await issueFrom(env, g, successor, family, grant, user, scopes, { existingRefreshToken: value });
-      await recordAudit(env.db, g.audit, {
+      const scopes = narrowScopes(parseScopeTokens(presented.scope), family.scopes);
+      const body = await issueFrom(env, g, successor, family, grant, user, scopes, presented, { existingRefreshToken: value });
+      await env.repos.audit.record(g.audit, {
         action: "token.refreshed",
         targetType: "refresh_family",
         targetId: family.id,
@@ -132,8 +134,8 @@ async function presentedAgain(g: GrantRequest, env: IssueEnv, t: StoredToken, pr
       return body;
     }
   }
-  await revokeFamily(env.db, t.familyId!, "refresh_reuse");
-  await recordAudit(env.db, g.audit, {
+  await env.repos.tokens.revokeFamily(t.familyId!, "refresh_reuse");
+  await env.repos.audit.record(g.audit, {
     action: "refresh_family.revoked",
     targetType: "refresh_family",
     targetId: t.familyId,

@@ -1,14 +1,11 @@
 import { CLIENT_AUTH_METHODS, TOKEN_TYPE } from "@/lib/protocol/vocabulary";
 import { jwtVerify } from "jose";
 import type { Client } from "@/lib/store/clients";
-import { recordAudit } from "@/lib/store/audit";
-import { createGrant } from "@/lib/store/grants";
-import { consumeJtiOnce } from "@/lib/store/jti";
-import { getUser, type User } from "@/lib/store/users";
+import type { User } from "@/lib/store/users";
 import { resolveAccessToken } from "../access-token";
 import { ASSERTION_ALGS, CLOCK_SKEW_SECONDS, clientKeySet, describeJoseError } from "../client-auth";
 import { endpointUrl } from "../endpoints";
-import { InvalidRequest, InvalidTarget } from "../errors";
+import { InvalidRequest, InvalidTarget } from "@/lib/protocol/errors";
 import { parseParams } from "../params/parse";
 import { GRANT, tokenExchangeParams } from "../params/token";
 import { narrowScopes, parseScope, scopeString } from "../scopes";
@@ -99,12 +96,12 @@ export const tokenExchangeGrant: Grant = {
     if (requested === TOKEN_TYPE.idToken && !subject.user) throw new InvalidRequest("An ID token can only be issued for a user subject.");
     // The subject jwt's jti, the grant, its tokens and the audit event: one transaction.
     return grantTransaction(g, async (env) => {
-      const tx = env.db;
+      const tx = env.repos;
       for (const once of [subject.jtiOnce, actor?.jtiOnce]) {
-        if (once && !(await consumeJtiOnce(tx, once.issuer, once.jti, once.until))) throw new InvalidRequest(`The ${once.param} was already used (jti).`);
+        if (once && !(await tx.replay.consumeOnce(once.issuer, once.jti, once.until))) throw new InvalidRequest(`The ${once.param} was already used (jti).`);
       }
       const grantId = (
-        await createGrant(tx, {
+        await tx.grants.create({
           clientId: client.id,
           userId: subject.user?.id ?? null,
           sessionId: subject.sessionId,
@@ -147,7 +144,7 @@ export const tokenExchangeGrant: Grant = {
         }
         if (wantsRefreshToken(client, scopes)) body.refresh_token = (await issueRefreshToken(ctx)).token;
       }
-      await recordAudit(tx, g.audit, {
+      await tx.audit.record(g.audit, {
         action: impersonation ? "token.impersonated" : "token.exchanged",
         targetType: subject.user ? "user" : "client",
         targetId: subject.sub,
@@ -162,7 +159,7 @@ export const tokenExchangeGrant: Grant = {
 async function resolve(g: GrantRequest, client: Client, token: string, type: string, param: string): Promise<Party> {
   const invalid = () => new InvalidRequest(`The ${param} is invalid, expired or revoked.`);
   const userOrNull = async (id: string) => {
-    const u = await getUser(g.db, id);
+    const u = await g.store.users.get(id);
     if (u?.locked) throw invalid();
     return u ?? null;
   };

@@ -1,18 +1,8 @@
-import type { Caches } from "@/lib/cache/caches";
-import type { Executor } from "@/lib/db/client";
-import { activeSigningKey, type ActiveKey } from "@/lib/keys/signing-keys";
-import type { OAuthError } from "../errors";
+import type { OAuthError } from "@/lib/protocol/errors";
+import type { IssueEnv } from "../tokens";
 import type { GrantRequest } from "./types";
 
-/** What a grant issues tokens with inside its transaction: `db` is the transaction. */
-export type IssueEnv = {
-  db: Executor;
-  masterKey: Buffer;
-  issuer: string;
-  caches: Caches;
-  signingKey: ActiveKey;
-  primaryDomain: string;
-};
+export type { IssueEnv };
 
 /**
  * A refusal whose writes must still be committed: a replayed code or a reused refresh token
@@ -30,13 +20,12 @@ export class CommittedRefusal {
  *
  * The per-process caches (signing key, settings) are read before the transaction opens and passed
  * in: a cache must not be filled from a transaction that may still roll back, and on PGlite (one
- * connection) a read outside the transaction would wait for it to end.
+ * connection) a read outside the transaction would wait for it to end. So `env.repos` offers only
+ * the transactional repositories (lib/store/repositories.ts).
  */
 export async function grantTransaction<T>(g: GrantRequest, fn: (env: IssueEnv) => Promise<T | CommittedRefusal>): Promise<T> {
-  const signingKey = await activeSigningKey(g);
-  const outcome = await g.db.transaction((tx) =>
-    fn({ db: tx, masterKey: g.masterKey, issuer: g.issuer, caches: g.caches, signingKey, primaryDomain: g.settings.primaryDomain }),
-  );
+  const signingKey = await g.store.keys.signing();
+  const outcome = await g.store.transaction((repos) => fn({ repos, issuer: g.issuer, signingKey, primaryDomain: g.settings.primaryDomain }));
   if (outcome instanceof CommittedRefusal) throw outcome.error;
   return outcome;
 }

@@ -1,8 +1,8 @@
-import type { Caches } from "@/lib/cache/caches";
-import type { Db } from "@/lib/db/client";
+import type { Caches } from "@/lib/store/caches";
 import type { Logger } from "@/lib/log";
 import type { Actor } from "@/lib/store/audit";
 import type { Client } from "@/lib/store/clients";
+import type { Store } from "@/lib/store/repositories";
 import type { Settings } from "@/lib/store/settings";
 import type { ClientAuthMethod } from "../client-auth";
 import type { Form } from "../form";
@@ -11,7 +11,8 @@ import type { Form } from "../form";
 export type GrantRequest = {
   request: Request;
   form: Form;
-  db: Db;
+  store: Store;
+  /** Derives refresh token successors (refresh-successor.ts). */
   masterKey: Buffer;
   issuer: string;
   caches: Caches;

@@ -2,7 +2,7 @@ import { PROMPTS, RESPONSE_TYPES, type ResponseType } from "@/lib/protocol/vocab
 import { hasNul } from "@/lib/http/text-input";
 import { MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { z } from "zod";
-import { isFormEncoded } from "../form";
+import { isFormEncoded } from "@/lib/http/body";
 
 /** Every parameter the authorization endpoint reads; anything else is ignored (RFC 6749 3.1). */
 export const AUTHORIZE_PARAMS = [
@@ -28,13 +28,19 @@ export const AUTHORIZE_PARAMS = [
 ] as const;
 export type AuthorizeParam = (typeof AUTHORIZE_PARAMS)[number];
 
+/** RFC 8707 2.1: `resource` may repeat (one per API the grant covers); `audience` is its synonym. */
+export const RESOURCE_PARAMS = ["resource", "audience"] as const;
+
 export type RawAuthorizeParams = {
   values: Partial<Record<AuthorizeParam, string>>;
   /** Known parameters that appeared more than once: invalid_request (RFC 6749 3.1). */
   repeated: AuthorizeParam[];
+  /** Every `resource` and `audience` value, in order. */
+  resources: string[];
 };
 
 const KNOWN = new Set<string>(AUTHORIZE_PARAMS);
+const RESOURCE = new Set<string>(RESOURCE_PARAMS);
 
 /** Reads the request's parameters from the query (GET) or the form body (POST, OIDC Core 3.1.2.1). */
 export async function readAuthorizeParams(request: Request): Promise<RawAuthorizeParams | { unsupportedBody: true }> {
@@ -47,15 +53,20 @@ export async function readAuthorizeParams(request: Request): Promise<RawAuthoriz
   }
   const values: Partial<Record<AuthorizeParam, string>> = {};
   const repeated = new Set<AuthorizeParam>();
+  const resources: string[] = [];
   for (const [k, v] of source) {
     // PostgreSQL cannot store a NUL: such a request is malformed (lib/http/text-input.ts).
     if (hasNul(v)) return { unsupportedBody: true };
+    if (RESOURCE.has(k)) {
+      if (v !== "") resources.push(v);
+      continue;
+    }
     if (!KNOWN.has(k)) continue;
     const key = k as AuthorizeParam;
     if (key in values) repeated.add(key);
     else values[key] = v;
   }
-  return { values, repeated: [...repeated] };
+  return { values, repeated: [...repeated], resources };
 }
 
 export { PROMPTS, RESPONSE_MODES, type Prompt, type ResponseMode } from "@/lib/protocol/vocabulary";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Form } from "../form";
-import { InvalidRequest } from "../errors";
+import { InvalidRequest } from "@/lib/protocol/errors";
 
 /**
  * Validates a form against an endpoint's declared parameters. Parameters not declared are

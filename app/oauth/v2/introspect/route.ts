@@ -5,3 +5,4 @@ import { handleIntrospect } from "@torii/core/oauth/introspect";
 export const dynamic = "force-dynamic";
 export const POST = withEngine(handleIntrospect);
 export const GET = withEngine(handleIntrospect);
+export const OPTIONS = withEngine(handleIntrospect);

@@ -5,3 +5,4 @@ import { handleRevoke } from "@torii/core/oauth/revoke";
 export const dynamic = "force-dynamic";
 export const POST = withEngine(handleRevoke);
 export const GET = withEngine(handleRevoke);
+export const OPTIONS = withEngine(handleRevoke);

@@ -5,3 +5,4 @@ import { handleToken } from "@torii/core/oauth/token-endpoint";
 export const dynamic = "force-dynamic";
 export const POST = withEngine(handleToken);
 export const GET = withEngine(handleToken);
+export const OPTIONS = withEngine(handleToken);

@@ -10,6 +10,7 @@ import "../console.css";
 const SECTIONS = [
   ["overview", ""],
   ["applications", "/applications"],
+  ["apis", "/apis"],
   ["users", "/users"],
   ["features", "/features"],
   ["keys", "/keys"],
@@ -17,6 +18,7 @@ const SECTIONS = [
   ["texts", "/texts"],
   ["settings", "/settings"],
   ["audit", "/audit"],
+  ["outbox", "/outbox"],
 ] as const;
 
 export async function generateMetadata() {

@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
 import { CONSOLE_CLIENT_ID, CONSOLE_PATH } from "@torii/core/console/client";
-import { apiGet, requireAdmin } from "@/app/_server/console-next";
-import { AuditSentence, idsToName, type AuditEventView, type AuditNames } from "../_components/audit-sentence";
+import { read, requireAdmin } from "@/app/_server/console-next";
+import { AuditSentence, idsToName, type AuditNames } from "../_components/audit-sentence";
 import { Badge, FormatDate, PageHeader, Section } from "../_components/ui";
 
 export const dynamic = "force-dynamic";
@@ -10,15 +10,15 @@ export default async function OverviewPage() {
   const admin = await requireAdmin(CONSOLE_PATH);
   const t = await getTranslations("console");
   const [clients, users, keys, features, audit] = await Promise.all([
-    apiGet<{ clients: { clientId: string; name: string }[] }>(admin.user, "/clients"),
-    apiGet<{ total: number }>(admin.user, "/users?limit=1"),
-    apiGet<{ keys: { kid: string; status: string }[] }>(admin.user, "/keys"),
-    apiGet<{ tokenExchange: boolean; impersonation: boolean }>(admin.user, "/features"),
-    apiGet<{ events: (AuditEventView & { id: number; occurredAt: string })[] }>(admin.user, "/audit?limit=6"),
+    read(admin.user, "listClients"),
+    read(admin.user, "listUsers", { query: { limit: 1 } }),
+    read(admin.user, "listSigningKeys"),
+    read(admin.user, "getFeatures"),
+    read(admin.user, "listAuditEvents", { query: { limit: 6 } }),
   ]);
   const events = audit?.events ?? [];
   const userIds = idsToName(events).users;
-  const named = userIds.length ? await apiGet<{ users: { id: string; username: string }[] }>(admin.user, `/users?${new URLSearchParams({ ids: userIds.join(","), limit: "50" })}`) : null;
+  const named = userIds.length ? await read(admin.user, "listUsers", { query: { ids: userIds.join(","), limit: 50 } }) : null;
   const names: AuditNames = {
     users: new Map((named?.users ?? []).map((u) => [u.id, u.username])),
     clients: new Map((clients?.clients ?? []).map((c) => [c.clientId, c.name])),

@@ -4,26 +4,8 @@ import { ROLES } from "@torii/core/store/users";
 import { Checkbox, Checks, ConsoleForm, Field, Hidden } from "./form";
 import { Badge } from "./ui";
 
-export type UserData = {
-  id: string;
-  type: "human" | "machine";
-  username: string;
-  loginName: string;
-  roles: string[];
-  locked: boolean;
-  createdAt: string;
-  email?: string | null;
-  emailVerified?: boolean;
-  givenName?: string | null;
-  familyName?: string | null;
-  nickname?: string | null;
-  locale?: string | null;
-  phone?: string | null;
-  phoneVerified?: boolean;
-  address?: Record<string, string | null> | null;
-  name?: string | null;
-  description?: string | null;
-};
+export type { UserData } from "./api-types";
+import type { UserData } from "./api-types";
 
 /** The role check boxes, one per role in ROLES, so that a new role needs only its texts. */
 export async function RoleChecks({ defaultValues }: { defaultValues?: string[] }) {
@@ -53,6 +35,9 @@ export async function RoleBadges({ roles }: { roles: string[] }) {
 export async function UserForm({ csrf, type, user }: { csrf: string; type: "human" | "machine"; user?: UserData }) {
   const t = await getTranslations("console.users");
   const create = !user;
+  // The API's user is one of two shapes (lib/management/users.ts UserView), told apart by type.
+  const machine = user?.type === "machine" ? user : undefined;
+  const human = user?.type === "human" ? user : undefined;
   return (
     <ConsoleForm action={create ? createUser : updateUser} csrf={csrf} submitLabel={create ? t("create") : t("save")} hideOnSuccess={create}>
       <Hidden name="type" value={type} />
@@ -60,34 +45,34 @@ export async function UserForm({ csrf, type, user }: { csrf: string; type: "huma
       <Field name="username" label={t("username")} required defaultValue={user?.username} autoComplete="off" />
       {type === "machine" ? (
         <>
-          <Field name="name" label={t("displayName")} defaultValue={user?.name} />
-          <Field name="description" label={t("description")} multiline defaultValue={user?.description} />
+          <Field name="name" label={t("displayName")} defaultValue={machine?.name} />
+          <Field name="description" label={t("description")} multiline defaultValue={machine?.description} />
         </>
       ) : (
         <>
           <div className="field-row">
-            <Field name="givenName" label={t("givenName")} defaultValue={user?.givenName} autoComplete="off" />
-            <Field name="familyName" label={t("familyName")} defaultValue={user?.familyName} autoComplete="off" />
+            <Field name="givenName" label={t("givenName")} defaultValue={human?.givenName} autoComplete="off" />
+            <Field name="familyName" label={t("familyName")} defaultValue={human?.familyName} autoComplete="off" />
           </div>
           <div className="field-row">
-            <Field name="email" type="email" label={t("email")} defaultValue={user?.email} />
-            <Field name="nickname" label={t("nickname")} defaultValue={user?.nickname} />
+            <Field name="email" type="email" label={t("email")} defaultValue={human?.email} />
+            <Field name="nickname" label={t("nickname")} defaultValue={human?.nickname} />
           </div>
-          <Checkbox name="emailVerified" label={t("emailVerified")} defaultChecked={user?.emailVerified} />
+          <Checkbox name="emailVerified" label={t("emailVerified")} defaultChecked={human?.emailVerified} />
           <div className="field-row">
-            <Field name="phone" type="tel" label={t("phone")} defaultValue={user?.phone} />
-            <Field name="locale" label={t("locale")} defaultValue={user?.locale} placeholder="en" />
+            <Field name="phone" type="tel" label={t("phone")} defaultValue={human?.phone} />
+            <Field name="locale" label={t("locale")} defaultValue={human?.locale} placeholder="en" />
           </div>
-          <Checkbox name="phoneVerified" label={t("phoneVerified")} defaultChecked={user?.phoneVerified} />
+          <Checkbox name="phoneVerified" label={t("phoneVerified")} defaultChecked={human?.phoneVerified} />
           <fieldset className="form-section">
             <legend>{t("address")}</legend>
-            <Field name="address.streetAddress" label={t("street")} defaultValue={user?.address?.streetAddress} />
+            <Field name="address.streetAddress" label={t("street")} defaultValue={human?.address?.streetAddress} />
             <div className="field-row three">
-              <Field name="address.postalCode" label={t("postalCode")} defaultValue={user?.address?.postalCode} />
-              <Field name="address.locality" label={t("locality")} defaultValue={user?.address?.locality} />
-              <Field name="address.region" label={t("region")} defaultValue={user?.address?.region} />
+              <Field name="address.postalCode" label={t("postalCode")} defaultValue={human?.address?.postalCode} />
+              <Field name="address.locality" label={t("locality")} defaultValue={human?.address?.locality} />
+              <Field name="address.region" label={t("region")} defaultValue={human?.address?.region} />
             </div>
-            <Field name="address.country" label={t("country")} defaultValue={user?.address?.country} />
+            <Field name="address.country" label={t("country")} defaultValue={human?.address?.country} />
           </fieldset>
           {create ? <Field name="password" type="password" label={t("initialPassword")} hint={t("initialPasswordHint")} autoComplete="new-password" /> : null}
         </>

@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
 import { torii } from "@torii/core/runtime";
-import { loadPolicyInput, policyRequestOf } from "@torii/core/login/steps";
-import { chooserEntries } from "@torii/core/oauth/signin-policy";
+import { consentRequestOf, loadPolicyInput, policyRequestOf } from "@torii/core/login/steps";
+import { chooserEntries } from "@torii/core/login/signin-policy";
 import { LOGIN_PATHS, loginUrl } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "../flow";
@@ -16,12 +16,13 @@ export default async function AccountsPage({ searchParams }: { searchParams: Pro
   const t = await getTranslations("login");
   const { authRequest: req, settings } = flow;
   // The sign-in policy says which accounts may finish this request and which need a sign-in first.
-  const input = await loadPolicyInput((await torii()).db, {
+  const input = await loadPolicyInput((await torii()).store, {
     request: policyRequestOf(req),
     userAgentId: req.userAgentId,
     chosenSessionId: null,
     primaryDomain: settings.primaryDomain,
     now: new Date(),
+    consent: consentRequestOf(req, flow.client),
   });
   const entries = chooserEntries(input);
   return (

@@ -53,6 +53,9 @@ export default async function PasswordPage({ searchParams }: { searchParams: Pro
         </button>
       </form>
       <p className="auth-alt">
+        <a href={loginUrl(LOGIN_PATHS.forgot, flow.id)}>{t("password.forgot")}</a>
+      </p>
+      <p className="auth-alt">
         <a href={loginUrl(LOGIN_PATHS.loginName, flow.id)}>{t("password.notYou")}</a>
       </p>
     </AuthShell>

@@ -1,7 +1,8 @@
 import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
 import { LOGIN_PATHS, loginUrl } from "@torii/core/login/paths";
-import { offersRegistration } from "@torii/core/oauth/signin-policy";
+import { offersRegistration } from "@torii/core/login/signin-policy";
+import { accountPolicyOf } from "@torii/core/login/account-policy";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "../flow";
 import { FlowExpired } from "../flow-expired";
@@ -23,6 +24,17 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
   // A new account can never be the user an id_token_hint names: sign in instead.
   if (!offersRegistration(flow.authRequest)) redirect(loginUrl(LOGIN_PATHS.loginName, flow.id));
   const t = await getTranslations("login");
+  // Self-registration switched off: a clear page with the way back, also for prompt=create.
+  if (!flow.settings.accountPolicy.registration) {
+    return (
+      <AuthShell settings={flow.settings} title={t("register.closedTitle")}>
+        <p className="muted">{t("register.closedLead")}</p>
+        <p className="auth-alt">
+          <a href={loginUrl(LOGIN_PATHS.loginName, flow.id)}>{t("register.closedSignIn")}</a>
+        </p>
+      </AuthShell>
+    );
+  }
   const formError = flow.authRequest.formError;
   const values = formError === "register" || formError === "registerThrottled" ? (flow.authRequest.formValues ?? {}) : {};
   const policy = flow.settings.passwordPolicy;
@@ -33,6 +45,8 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
     if (key !== "passwordPolicy") return t(`errors.${key}`);
     return `${t("errors.passwordPolicy")} ${violations.map((v) => t(`policy.${v}`, { min: policy.minLength })).join(", ")}.`;
   };
+  // Whether the given and family name are asked (settings registration.names).
+  const names = accountPolicyOf(flow.settings).registrationNames;
   const hasErrors = FIELDS.some((f) => errorOf(f.name));
   const firstError = FIELDS.find((f) => errorOf(f.name))?.name;
   return (
@@ -41,11 +55,20 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
         <FlowFields id={flow.id} csrf={flow.csrf} />
         {hasErrors ? <Alert id="form-error">{t("errors.summary")}</Alert> : null}
         {formError === "registerThrottled" ? <Alert id="form-error">{t("errors.registerThrottled")}</Alert> : null}
-        <div className="field-row">
-          {FIELDS.filter((f) => f.name === "givenName" || f.name === "familyName").map((f) => (
-            <Field key={f.name} f={f} label={t(`register.${f.name}`)} value={values[f.name]} error={errorOf(f.name)} focus={firstError ? firstError === f.name : f.name === "givenName"} />
-          ))}
-        </div>
+        {names === "hidden" ? null : (
+          <div className="field-row">
+            {FIELDS.filter((f) => f.name === "givenName" || f.name === "familyName").map((f) => (
+              <Field
+                key={f.name}
+                f={f}
+                label={names === "optional" ? `${t(`register.${f.name}`)} ${t("register.optional")}` : t(`register.${f.name}`)}
+                value={values[f.name]}
+                error={errorOf(f.name)}
+                focus={firstError ? firstError === f.name : f.name === "givenName"}
+              />
+            ))}
+          </div>
+        )}
         {FIELDS.filter((f) => f.name !== "givenName" && f.name !== "familyName").map((f) => (
           <Field
             key={f.name}

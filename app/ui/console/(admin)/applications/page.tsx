@@ -1,7 +1,6 @@
 import { getTranslations } from "next-intl/server";
 import { CONSOLE_CLIENT_ID, CONSOLE_PATH } from "@torii/core/console/client";
-import { apiGet, requireAdmin } from "@/app/_server/console-next";
-import type { ClientData } from "../../_components/application-form";
+import { read, requireAdmin } from "@/app/_server/console-next";
 import { DataTable, EmptyState, FormatDate, PageHeader, SearchForm } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
@@ -11,7 +10,7 @@ export default async function ApplicationsPage({ searchParams }: { searchParams:
   const sp = await searchParams;
   const t = await getTranslations("console.applications");
   const q = (sp.q ?? "").trim().toLowerCase();
-  const all = ((await apiGet<{ clients: ClientData[] }>(admin.user, "/clients"))?.clients ?? []).filter((c) => c.clientId !== CONSOLE_CLIENT_ID);
+  const all = ((await read(admin.user, "listClients"))?.clients ?? []).filter((c) => c.clientId !== CONSOLE_CLIENT_ID);
   const list = q ? all.filter((c) => c.name.toLowerCase().includes(q) || c.clientId.toLowerCase().includes(q)) : all;
   const newButton = (
     <a className="btn btn-primary btn-auto" href={`${CONSOLE_PATH}/applications/new`}>

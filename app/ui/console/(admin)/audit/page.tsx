@@ -1,14 +1,12 @@
 import { getTranslations } from "next-intl/server";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { api, apiGet, requireAdmin } from "@/app/_server/console-next";
-import { AuditSentence, idsToName, type AuditEventView, type AuditNames } from "../../_components/audit-sentence";
+import { call, read, requireAdmin } from "@/app/_server/console-next";
+import { AuditSentence, idsToName, type AuditNames } from "../../_components/audit-sentence";
 import { DataTable, EmptyState, FormatDate, PageHeader } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
 const PAGE = 50;
 
-/** An event as the audit API lists it: the sentence's fields plus its id, time and address. */
-type Event = AuditEventView & { id: number; occurredAt: string; ip: string | null; details: Record<string, unknown> | null };
 
 const FILTERS = ["action", "actorId", "targetId", "clientId", "from", "to"] as const;
 
@@ -29,17 +27,17 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   // The user filter takes a username as well as an id: administrators know the names.
   const actor = (sp.actorId ?? "").trim();
   if (actor) {
-    const found = await apiGet<{ users: { id: string; username: string }[] }>(admin.user, `/users?search=${encodeURIComponent(actor)}&limit=20`);
+    const found = await read(admin.user, "listUsers", { query: { search: actor, limit: 20 } });
     const exact = found?.users.find((u) => u.username.toLowerCase() === actor.toLowerCase());
     if (exact) query.set("actorId", exact.id);
   }
-  const r = await api<{ events: Event[]; total: number }>(admin.user, "GET", `/audit?${query}`);
+  const r = await call(admin.user, "listAuditEvents", { query: Object.fromEntries(query) });
   const events = r.ok ? r.data.events : [];
   // Names for the users and applications on this page (a page holds few distinct ones).
   const ids = idsToName(events).users;
   const [named, clients] = await Promise.all([
-    ids.length ? apiGet<{ users: { id: string; username: string }[] }>(admin.user, `/users?${new URLSearchParams({ ids: ids.join(","), limit: "50" })}`) : null,
-    events.some((e) => e.clientId || e.actorType === "client" || e.targetType === "client") ? apiGet<{ clients: { clientId: string; name: string }[] }>(admin.user, "/clients") : null,
+    ids.length ? read(admin.user, "listUsers", { query: { ids: ids.join(","), limit: 50 } }) : null,
+    events.some((e) => e.clientId || e.actorType === "client" || e.targetType === "client") ? read(admin.user, "listClients") : null,
   ]);
   const names: AuditNames = {
     users: new Map((named?.users ?? []).map((u) => [u.id, u.username])),

@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
 import { saveBranding } from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { apiGet, requireAdmin } from "@/app/_server/console-next";
+import { read, requireAdmin } from "@/app/_server/console-next";
 import { BrandingFields } from "../../_components/brand-preview";
 import { ConsoleForm } from "../../_components/form";
 import { PageHeader } from "../../_components/ui";
@@ -11,7 +11,7 @@ export const dynamic = "force-dynamic";
 export default async function BrandingPage() {
   const admin = await requireAdmin(`${CONSOLE_PATH}/branding`);
   const t = await getTranslations("console.branding");
-  const b = (await apiGet<{ productName: string; logoUrl: string | null; primaryColor: string; backgroundColor: string; darkMode: string }>(admin.user, "/branding"))!;
+  const b = (await read(admin.user, "getBranding"))!;
   // The preview loads the logo from this origin's path (the page CSP allows 'self' images).
   const logoUrl = b.logoUrl ? new URL(b.logoUrl).pathname + new URL(b.logoUrl).search : null;
   return (

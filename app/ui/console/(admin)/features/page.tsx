@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
 import { setFeature } from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { apiGet, requireAdmin } from "@/app/_server/console-next";
+import { read, requireAdmin } from "@/app/_server/console-next";
 import { FeatureToggle } from "../../_components/toggle";
 import { PageHeader } from "../../_components/ui";
 
@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 export default async function FeaturesPage() {
   const admin = await requireAdmin(`${CONSOLE_PATH}/features`);
   const t = await getTranslations("console.features");
-  const f = (await apiGet<{ tokenExchange: boolean; impersonation: boolean }>(admin.user, "/features"))!;
+  const f = (await read(admin.user, "getFeatures"))!;
   return (
     <>
       <PageHeader title={t("title")} lead={t("lead")} />

@@ -1,18 +1,17 @@
 import { getTranslations } from "next-intl/server";
 import { rotateKey } from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { apiGet, requireAdmin } from "@/app/_server/console-next";
+import { read, requireAdmin } from "@/app/_server/console-next";
 import { ConsoleForm } from "../../_components/form";
 import { Badge, DataTable, FormatDate, PageHeader, Section } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
 
-type Key = { kid: string; alg: string; status: "next" | "active" | "retired"; createdAt: string; retiredAt: string | null; removeAfter: string | null };
 
 export default async function KeysPage() {
   const admin = await requireAdmin(`${CONSOLE_PATH}/keys`);
   const t = await getTranslations("console.keys");
-  const keys = (await apiGet<{ keys: Key[] }>(admin.user, "/keys"))!.keys.slice().reverse();
+  const keys = (await read(admin.user, "listSigningKeys"))!.keys.slice().reverse();
   return (
     <>
       <PageHeader title={t("title")} lead={t("lead")} />

@@ -1,23 +1,14 @@
 import { getTranslations } from "next-intl/server";
 import { saveSettings } from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { apiGet, requireAdmin } from "@/app/_server/console-next";
+import { read, requireAdmin } from "@/app/_server/console-next";
 import { LOCALES } from "@torii/core/i18n/locales";
 import { ConsoleForm, Field, Hidden, Select } from "../../_components/form";
 import { PageHeader } from "../../_components/ui";
+import { SmtpSection } from "../../_components/smtp-section";
 
 export const dynamic = "force-dynamic";
 
-type Settings = {
-  primaryDomain: string;
-  defaultLocale: string;
-  lifetimes: Record<string, number>;
-  refreshTokenReuseIntervalSeconds: number;
-  rateLimits: Record<string, number>;
-  lockoutPolicy: Record<(typeof LOCKOUT)[number], number>;
-  retention: { auditDays: number };
-  passwordPolicy: { minLength: number; requireUppercase: boolean; requireLowercase: boolean; requireNumber: boolean; requireSymbol: boolean };
-};
 
 const LIFETIMES = ["accessToken", "idToken", "refreshToken", "authCode", "sessionIdle", "sessionAbsolute"] as const;
 const LOCKOUT = ["freeFailures", "addressFreeFailures", "maxDelaySeconds", "windowSeconds", "lockAfterFailures", "lockSeconds"] as const;
@@ -33,7 +24,7 @@ export default async function SettingsPage() {
   const admin = await requireAdmin(`${CONSOLE_PATH}/settings`);
   const t = await getTranslations("console.settings");
   const tl = await getTranslations("console.texts.locale");
-  const s = (await apiGet<Settings>(admin.user, "/settings"))!;
+  const s = (await read(admin.user, "getSettings"))!;
   return (
     <>
       <PageHeader title={t("title")} lead={t("lead")} />
@@ -85,6 +76,33 @@ export default async function SettingsPage() {
             </div>
           </fieldset>
           <fieldset className="form-section">
+            <legend>{t("accounts")}</legend>
+            <label className="check">
+              <Hidden name="registration.enabled" value="false" />
+              <input type="checkbox" name="registration.enabled" value="true" defaultChecked={s.registration.enabled} />
+              <span>
+                {t("registrationEnabled")}
+                <span className="hint block">{t("registrationEnabledHint")}</span>
+              </span>
+            </label>
+            <div className="field-row three">
+              <Select
+                name="registration.names"
+                label={t("registrationNames")}
+                defaultValue={s.registration.names}
+                options={(["required", "optional", "hidden"] as const).map((v) => ({ value: v, label: t(`registrationNamesOption.${v}`) }))}
+              />
+              <Select
+                name="emailVerification"
+                label={t("emailVerification")}
+                hint={t("emailVerificationHint")}
+                defaultValue={s.emailVerification}
+                options={(["off", "optional", "required"] as const).map((v) => ({ value: v, label: t(`emailVerificationOption.${v}`) }))}
+              />
+              <Field name="passwordReset.linkLifetimeSeconds" type="number" label={t("resetLinkLifetime")} defaultValue={s.passwordReset.linkLifetimeSeconds} hint={t("seconds")} />
+            </div>
+          </fieldset>
+          <fieldset className="form-section">
             <legend>{t("passwordPolicy")}</legend>
             <Field name="passwordPolicy.minLength" type="number" label={t("minLength")} defaultValue={s.passwordPolicy.minLength} />
             <div className="checks-row">
@@ -111,6 +129,7 @@ export default async function SettingsPage() {
           </fieldset>
         </ConsoleForm>
       </div>
+      <SmtpSection csrf={admin.csrf} smtp={(await read(admin.user, "getSmtpSettings"))!} />
     </>
   );
 }

@@ -1,21 +1,22 @@
 import { getTranslations } from "next-intl/server";
 import { saveTexts } from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { apiGet, requireAdmin } from "@/app/_server/console-next";
+import { read, requireAdmin } from "@/app/_server/console-next";
+import type { ApiResponse } from "../../_components/api-types";
 import { isLocale, LOCALES } from "@torii/core/i18n/locales";
 import { ConsoleForm, Field, Hidden } from "../../_components/form";
 import { Badge, PageHeader } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
 
-type Text = { key: string; default: string; override: string | null };
+type Text = ApiResponse<"getLoginTexts">["texts"][number];
 
 export default async function TextsPage({ searchParams }: { searchParams: Promise<Record<string, string | undefined>> }) {
   const sp = await searchParams;
   const locale = sp.locale && isLocale(sp.locale) ? sp.locale : "en";
   const admin = await requireAdmin(`${CONSOLE_PATH}/texts?locale=${locale}`);
   const t = await getTranslations("console.texts");
-  const data = (await apiGet<{ texts: Text[] }>(admin.user, `/texts/${locale}`))!;
+  const data = (await read(admin.user, "getLoginTexts", { params: { locale } }))!;
   const q = (sp.q ?? "").toLowerCase();
   const texts = q ? data.texts.filter((x) => x.key.toLowerCase().includes(q) || (x.override ?? x.default).toLowerCase().includes(q)) : data.texts;
   const overridden = data.texts.filter((x) => x.override !== null).length;

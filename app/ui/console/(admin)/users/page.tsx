@@ -1,7 +1,7 @@
 import { getTranslations } from "next-intl/server";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { apiGet, requireAdmin } from "@/app/_server/console-next";
-import { RoleBadges, type UserData } from "../../_components/user-forms";
+import { read, requireAdmin } from "@/app/_server/console-next";
+import { RoleBadges } from "../../_components/user-forms";
 import { Badge, DataTable, EmptyState, PageHeader, SearchForm } from "../../_components/ui";
 
 export const dynamic = "force-dynamic";
@@ -17,7 +17,7 @@ export default async function UsersPage({ searchParams }: { searchParams: Promis
   const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
   if (sp.q) query.set("search", sp.q);
   if (type) query.set("type", type);
-  const data = await apiGet<{ users: UserData[]; total: number }>(admin.user, `/users?${query}`);
+  const data = await read(admin.user, "listUsers", { query: Object.fromEntries(query) });
   const users = data?.users ?? [];
   const total = data?.total ?? 0;
   const link = (o: number) => {

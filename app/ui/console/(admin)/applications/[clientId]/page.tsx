@@ -2,9 +2,11 @@ import { getTranslations } from "next-intl/server";
 import { notFound } from "next/navigation";
 import { deleteApplication, regenerateSecret } from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { apiGet, requireAdmin } from "@/app/_server/console-next";
-import { ApplicationForm, type ClientData } from "../../../_components/application-form";
+import { read, requireAdmin } from "@/app/_server/console-next";
+import { ApplicationForm } from "../../../_components/application-form";
+import { ApiRolesForm } from "../../../_components/api-roles-form";
 import { ConsoleForm, Hidden } from "../../../_components/form";
+import { DangerZone } from "../../../_components/danger-zone";
 import { Badge, FormatDate, PageHeader, Section } from "../../../_components/ui";
 import { CopyButton } from "../../../_components/form";
 
@@ -14,9 +16,14 @@ export default async function ApplicationPage({ params }: { params: Promise<{ cl
   const { clientId } = await params;
   const admin = await requireAdmin(`${CONSOLE_PATH}/applications/${encodeURIComponent(clientId)}`);
   const t = await getTranslations("console.applications");
-  const client = await apiGet<ClientData>(admin.user, `/clients/${encodeURIComponent(clientId)}`);
+  const client = await read(admin.user, "getClient", { params: { clientId } });
   if (!client) notFound();
-  const settings = await apiGet<{ lifetimes: { accessToken: number; idToken: number; refreshToken: number } }>(admin.user, "/settings");
+  const [settings, apis, roles] = await Promise.all([
+    read(admin.user, "getSettings"),
+    read(admin.user, "listApis"),
+    read(admin.user, "getClientRoles", { params: { clientId } }),
+  ]);
+  const apiList = apis?.apis ?? [];
   const secretMethod = client.authMethod === "client_secret_basic" || client.authMethod === "client_secret_post";
   return (
     <>
@@ -34,8 +41,13 @@ export default async function ApplicationPage({ params }: { params: Promise<{ cl
         }
       />
       <Section title={t("settingsTitle")} id="settings">
-        <ApplicationForm csrf={admin.csrf} client={client} defaults={settings!.lifetimes} />
+        <ApplicationForm csrf={admin.csrf} client={client} defaults={settings!.lifetimes} apis={apiList} />
       </Section>
+      {client.grantTypes.includes("client_credentials") && apiList.length ? (
+        <Section title={t("rolesTitle")} description={t("rolesText")} id="roles">
+          <ApiRolesForm csrf={admin.csrf} holder={{ clientId: client.clientId }} apis={apiList} roles={roles ?? {}} />
+        </Section>
+      ) : null}
       {secretMethod ? (
         <Section title={t("secretTitle")} description={t("secretText")} id="secret">
           <ConsoleForm action={regenerateSecret} csrf={admin.csrf} submitLabel={t("regenerate")} inline>
@@ -43,17 +55,12 @@ export default async function ApplicationPage({ params }: { params: Promise<{ cl
           </ConsoleForm>
         </Section>
       ) : null}
-      <Section title={t("dangerTitle")} description={t("deleteText")} id="danger">
-        <details className="confirm">
-          <summary className="btn btn-danger-outline">{t("delete")}</summary>
-          <div className="confirm-body">
-            <p>{t("deleteConfirm", { name: client.name })}</p>
-            <ConsoleForm action={deleteApplication} csrf={admin.csrf} submitLabel={t("deleteForever")} danger inline>
-              <Hidden name="clientId" value={client.clientId} />
-            </ConsoleForm>
-          </div>
-        </details>
-      </Section>
+      <DangerZone
+        texts={{ title: t("dangerTitle"), text: t("deleteText"), open: t("delete"), confirm: t("deleteConfirm", { name: client.name }), submit: t("deleteForever") }}
+        action={deleteApplication}
+        csrf={admin.csrf}
+        field={{ name: "clientId", value: client.clientId }}
+      />
     </>
   );
 }

@@ -1,30 +1,33 @@
 import { getTranslations } from "next-intl/server";
 import { notFound } from "next/navigation";
-import { addMachineKey, createPat, deleteUser, liftUserLockout, removeMachineKey, revokePat, setUserAccess, setUserPassword } from "@/app/_server/console-actions";
+import { addMachineKey, createPat, mailEmailVerification, mailPasswordReset, deleteUser, liftUserLockout, removeMachineKey, revokePat, setUserAccess, setUserPassword, withdrawConsent } from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { apiGet, requireAdmin } from "@/app/_server/console-next";
+import { read, requireAdmin } from "@/app/_server/console-next";
 import { ConsoleForm, Field, Hidden } from "../../../_components/form";
+import { DangerZone } from "../../../_components/danger-zone";
 import { Badge, DataTable, FormatDate, PageHeader, Section } from "../../../_components/ui";
-import { RoleBadges, RoleChecks, UserForm, type UserData } from "../../../_components/user-forms";
+import { RoleBadges, RoleChecks, UserForm } from "../../../_components/user-forms";
+import { ApiRolesForm } from "../../../_components/api-roles-form";
 
 export const dynamic = "force-dynamic";
 
-type Key = { keyId: string; alg: string; createdAt: string; expiresAt: string | null };
-type Lockout = { locked: boolean; lockedAt: string | null; lockedUntil: string | null; recentFailures: number };
-type Pat = { id: string; createdAt: string; expiresAt: string | null; lastUsedAt: string | null };
 
 export default async function UserPage({ params }: { params: Promise<{ userId: string }> }) {
   const { userId } = await params;
   const path = `/users/${encodeURIComponent(userId)}`;
   const admin = await requireAdmin(CONSOLE_PATH + path);
   const t = await getTranslations("console.users");
-  const user = await apiGet<UserData>(admin.user, path);
+  const user = await read(admin.user, "getUser", { params: { userId } });
   if (!user) notFound();
-  const [keys, pats, lockout] = await Promise.all([
-    user.type === "machine" ? apiGet<{ keys: Key[] }>(admin.user, `${path}/keys`) : null,
-    apiGet<{ pats: Pat[] }>(admin.user, `${path}/pats`),
-    user.type === "human" ? apiGet<Lockout>(admin.user, `${path}/lockout`) : null,
+  const [keys, pats, lockout, consents, apis, apiRoles] = await Promise.all([
+    user.type === "machine" ? read(admin.user, "listMachineKeys", { params: { userId } }) : null,
+    read(admin.user, "listPats", { params: { userId } }),
+    user.type === "human" ? read(admin.user, "getUserLockout", { params: { userId } }) : null,
+    user.type === "human" ? read(admin.user, "listConsents", { params: { userId } }) : null,
+    read(admin.user, "listApis"),
+    read(admin.user, "getUserRoles", { params: { userId } }),
   ]);
+  const apiList = apis?.apis ?? [];
   const display = user.type === "machine" ? user.name : [user.givenName, user.familyName].filter(Boolean).join(" ");
   return (
     <>
@@ -83,6 +86,24 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
                 <Hidden name="userId" value={user.id} />
                 <Field name="password" type="password" label={t("newPassword")} autoComplete="new-password" required />
               </ConsoleForm>
+              {user.email && !user.emailVerified ? (
+                <>
+                  <hr className="divider" />
+                  <p className="hint">{t("verifyMailText", { email: user.email })}</p>
+                  <ConsoleForm action={mailEmailVerification} csrf={admin.csrf} submitLabel={t("verifyMail")} inline>
+                    <Hidden name="userId" value={user.id} />
+                  </ConsoleForm>
+                </>
+              ) : null}
+              {user.email ? (
+                <>
+                  <hr className="divider" />
+                  <p className="hint">{t("resetMailText", { email: user.email })}</p>
+                  <ConsoleForm action={mailPasswordReset} csrf={admin.csrf} submitLabel={t("resetMail")} inline>
+                    <Hidden name="userId" value={user.id} />
+                  </ConsoleForm>
+                </>
+              ) : null}
             </Section>
           ) : null}
         </div>
@@ -133,6 +154,38 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
           </div>
         </Section>
       ) : null}
+      {apiList.length ? (
+        <Section title={t("apiRoles")} description={t("apiRolesText")} id="api-roles">
+          <ApiRolesForm csrf={admin.csrf} holder={{ userId: user.id }} apis={apiList} roles={apiRoles ?? {}} />
+        </Section>
+      ) : null}
+      {consents ? (
+        <Section title={t("consents")} description={t("consentsText")} id="consents">
+          {consents.consents.length ? (
+            <DataTable columns={[t("consentApp"), t("consentScopes"), t("consentGranted"), { label: t("actions"), hidden: true }]}>
+              {consents.consents.map((c) => (
+                <tr key={c.clientId}>
+                  <td>{c.clientName}</td>
+                  <td className="small">
+                    <code>{c.scopes.join(" ")}</code>
+                  </td>
+                  <td className="nowrap small">
+                    <FormatDate iso={c.grantedAt} />
+                  </td>
+                  <td className="cell-actions">
+                    <ConsoleForm action={withdrawConsent} csrf={admin.csrf} submitLabel={t("consentWithdraw")} inline>
+                      <Hidden name="userId" value={user.id} />
+                      <Hidden name="clientId" value={c.clientId} />
+                    </ConsoleForm>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
+          ) : (
+            <p className="panel-empty">{t("noConsents")}</p>
+          )}
+        </Section>
+      ) : null}
       <Section title={t("pats")} description={t("patsText")} id="pats">
         {pats?.pats.length ? (
           <DataTable columns={[t("patId"), t("createdAt"), t("expiresAt"), t("lastUsed"), { label: t("actions"), hidden: true }]}>
@@ -167,17 +220,12 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
           <Field name="expiresAt" type="date" label={t("patExpires")} hint={t("patExpiresHint")} />
         </ConsoleForm>
       </Section>
-      <Section title={t("dangerTitle")} description={t("deleteText")} id="danger">
-        <details className="confirm">
-          <summary className="btn btn-danger-outline">{t("delete")}</summary>
-          <div className="confirm-body">
-            <p>{t("deleteConfirm", { name: user.username })}</p>
-            <ConsoleForm action={deleteUser} csrf={admin.csrf} submitLabel={t("deleteForever")} danger inline>
-              <Hidden name="userId" value={user.id} />
-            </ConsoleForm>
-          </div>
-        </details>
-      </Section>
+      <DangerZone
+        texts={{ title: t("dangerTitle"), text: t("deleteText"), open: t("delete"), confirm: t("deleteConfirm", { name: user.username }), submit: t("deleteForever") }}
+        action={deleteUser}
+        csrf={admin.csrf}
+        field={{ name: "userId", value: user.id }}
+      />
     </>
   );
 }

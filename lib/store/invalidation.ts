@@ -1,5 +1,4 @@
-import { sql } from "drizzle-orm";
-import type { Database, Db, Tx } from "@/lib/db/client";
+import { notifyOnCommit, type Database, type Db, type Tx } from "@/lib/db/client";
 import type { Logger } from "@/lib/log";
 import type { CacheName, Caches } from "./caches";
 
@@ -29,7 +28,7 @@ export async function mutate<T>(
     const r = await fn(tx);
     list = typeof changes === "function" ? changes(r) : changes;
     if (list.length && scope.database.kind === "pg") {
-      await tx.execute(sql`SELECT pg_notify(${INVALIDATION_CHANNEL}, ${JSON.stringify({ from: scope.id, list })})`);
+      await notifyOnCommit(tx, INVALIDATION_CHANNEL, JSON.stringify({ from: scope.id, list }));
     }
     return r;
   });

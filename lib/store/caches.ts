@@ -1,14 +1,22 @@
 import type { JWTVerifyGetKey } from "jose";
+import type { Api } from "@/lib/store/apis";
 import type { Client } from "@/lib/store/clients";
 import type { Settings } from "@/lib/store/settings";
-import { TtlCache } from "./ttl-cache";
+import { TtlCache } from "@/lib/cache/ttl-cache";
 
 /**
  * The engine's caches of what rarely changes and is read on every request. Each is short-lived
  * (the fallback when an invalidation is missed) and dropped by name after a change commits, on
- * this instance at once and on the others through the database (lib/cache/invalidation.ts).
+ * this instance at once and on the others through the database (lib/store/invalidation.ts).
  */
-export type CacheName = "settings" | "clients" | "keys" | "textOverrides";
+export type CacheName = "settings" | "clients" | "keys" | "textOverrides" | "accessTokens" | "apis";
+
+/**
+ * How long an access token found active is answered from memory (introspection, userinfo). A
+ * revocation drops every entry at once on its own instance and, through NOTIFY, on the others on
+ * the same PostgreSQL; this bounds the staleness on another instance only when a notification is lost.
+ */
+export const ACCESS_TOKEN_CACHE_SECONDS = 5;
 
 export type KeyMaterial = {
   jwks: { body: string; etag: string };
@@ -23,6 +31,12 @@ export class Caches {
   readonly clients = new TtlCache<Client | undefined>(3_000);
   readonly keys = new TtlCache<KeyMaterial>(5_000, 1);
   readonly textOverrides = new TtlCache<Record<string, string>>(3_000, 16);
+  /** Every API resource (a short list, read whole: resource indicators, scopes, discovery). */
+  readonly apis = new TtlCache<Api[]>(3_000, 1);
+  /** Access tokens found active, by the SHA-256 of the token (what they grant, lib/oauth/access-token.ts). */
+  readonly accessTokens = new TtlCache<object | undefined>(ACCESS_TOKEN_CACHE_SECONDS * 1000, 50_000);
+  /** The user claims a grant's authorization request asked for at userinfo, by grant id: a grant's never change. */
+  readonly grantClaims = new TtlCache<string[]>(60_000, 50_000);
   /** The discovery document by enabled features (the issuer is the engine's). */
   readonly discovery = new TtlCache<string>(Number.POSITIVE_INFINITY, 16);
   /**
@@ -43,9 +57,11 @@ export class Caches {
 
   invalidate(name: CacheName, key?: string): void {
     this[name].invalidate(key);
+    // Discovery lists every API's scopes in scopes_supported.
+    if (name === "apis") this.discovery.invalidate();
   }
 
   invalidateAll(): void {
-    for (const name of ["settings", "clients", "keys", "textOverrides"] as const) this[name].invalidate();
+    for (const name of ["settings", "clients", "keys", "textOverrides", "accessTokens", "apis"] as const) this.invalidate(name);
   }
 }

@@ -36,6 +36,7 @@ export const LoginRequired = define("login_required");
 export const InteractionRequired = define("interaction_required");
 export const AccessDenied = define("access_denied");
 export const AccountSelectionRequired = define("account_selection_required");
+export const ConsentRequired = define("consent_required");
 export const RequestNotSupported = define("request_not_supported");
 export const RequestUriNotSupported = define("request_uri_not_supported");
 export const InvalidTarget = define("invalid_target");

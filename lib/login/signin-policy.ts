@@ -55,13 +55,30 @@
  *
  * ## Adding a step
  *
- * A later step (second factor, password change, consent) is a new check in `LOGIN_PROMPT` or a
- * new prompt in `PROMPTS` (e.g. `consent` with `consent_required` for `prompt=none`), plus a new
- * member of `Interaction` and its page in `lib/login/steps.ts`. The inputs grow with the state the
- * check reads (e.g. the user's enrolled factors). Torii has no consent screen yet, so
- * `prompt=consent` is accepted and changes nothing, and `consent_required` is never answered.
+ * A later step (second factor, password change) is a new check in `LOGIN_PROMPT` or a new prompt
+ * in `PROMPTS`, plus a new member of `Interaction` and its page in `lib/login/steps.ts`. The inputs
+ * grow with the state the check reads (e.g. the user's enrolled factors).
+ *
+ * ## Account
+ *
+ * Then the `account` prompt: `email_unverified`, when the instance requires verified addresses
+ * (settings `emailVerification: required`) and the account's address is not verified: the code
+ * page (`verifyEmail`); with `prompt=none`, `interaction_required`. A user without an address
+ * has nothing to verify.
+ *
+ * ## Consent
+ *
+ * Once the login prompt has agreed on an account, the `consent` prompt runs for a third-party
+ * client (`input.consent`; first-party clients, the default, have none and never ask):
+ *
+ * 1. `consent_denied`: the user refused the consent screen during this request: `access_denied`.
+ * 2. `prompt_consent`: `prompt=consent` needs a consent given during this request.
+ * 3. `scopes_not_consented`: a requested scope the user never allowed this client: ask.
+ *
+ * With `prompt=none` the need becomes `consent_required`. What the user allowed is remembered
+ * per user and client as the union of the scopes (lib/store/consents.ts).
  */
-import type { Prompt } from "./params/authorize";
+import type { Prompt } from "@/lib/protocol/vocabulary";
 
 /** An account the browser holds a session for (or has just authenticated). */
 export type PolicyAccount = {
@@ -71,6 +88,8 @@ export type PolicyAccount = {
   authTime: Date;
   /** A locked user may not finish any request. */
   locked: boolean;
+  /** The user has an email address that is not verified (the `email_unverified` check). */
+  emailUnverified?: boolean;
 };
 
 export type PolicyRequest = {
@@ -89,8 +108,19 @@ export type PolicyRequest = {
   createdAt: Date;
 };
 
+/** What the consent prompt reads; absent for a first-party client, which never asks. */
+export type PolicyConsent = {
+  /** The scopes the request asks for. */
+  scopes: readonly string[];
+  /** The user refused the consent screen during this request. */
+  denied: boolean;
+  /** What each user of the browser's sessions allowed this client before, by user id. */
+  given: Readonly<Record<string, { scopes: readonly string[]; grantedAt: Date }>>;
+};
+
 export type PolicyInput<A extends PolicyAccount> = {
   request: PolicyRequest;
+  consent?: PolicyConsent | null;
   /** The browser's live sessions. */
   sessions: readonly A[];
   /** The account signed in or picked on a login page during this request; null before any. */
@@ -100,10 +130,12 @@ export type PolicyInput<A extends PolicyAccount> = {
   /** Login hints may name a user as `username@primaryDomain`. */
   primaryDomain: string;
   now: Date;
+  /** The instance requires a verified email address before a sign-in completes. */
+  requireVerifiedEmail?: boolean;
 };
 
-/** Error codes for the client (OIDC Core 3.1.2.6); a consent prompt would add `consent_required`. */
-export type ClientErrorCode = "login_required" | "account_selection_required";
+/** Error codes for the client (OIDC Core 3.1.2.6, RFC 6749 4.1.2.1). */
+export type ClientErrorCode = "login_required" | "account_selection_required" | "consent_required" | "access_denied" | "interaction_required";
 
 /** What the browser is shown next. */
 export type Interaction<A extends PolicyAccount> =
@@ -112,7 +144,11 @@ export type Interaction<A extends PolicyAccount> =
   /** The password page of a known account (its sign-in is too old, or prompt=login). */
   | { step: "reauthenticate"; account: A }
   | { step: "chooseAccount" }
-  | { step: "register" };
+  | { step: "register" }
+  /** The consent screen of a third-party client, for the account the request finishes for. */
+  | { step: "consent"; account: A }
+  /** The code mailed to the account's address, when the instance requires verified addresses. */
+  | { step: "verifyEmail"; account: A };
 
 export type Step<A extends PolicyAccount> =
   | Interaction<A>
@@ -220,8 +256,58 @@ const LOGIN_PROMPT: PolicyPrompt = {
   ],
 };
 
-/** The prompts in the order they are resolved; a consent prompt would follow login. */
-const PROMPTS: readonly PolicyPrompt[] = [LOGIN_PROMPT];
+/** What the account itself must complete before any request finishes for it. */
+const ACCOUNT_PROMPT: PolicyPrompt = {
+  name: "account",
+  checks: [
+    {
+      reason: "email_unverified",
+      error: "interaction_required",
+      description: "The user must verify their email address.",
+      need: (ctx) => (ctx.requireVerifiedEmail && ctx.account?.emailUnverified ? { step: "verifyEmail", account: ctx.account } : null),
+    },
+  ],
+};
+
+/** When the account's user last allowed this client, if ever, and what. */
+const consentOf = <A extends PolicyAccount>(ctx: Context<A>) => (ctx.account && ctx.consent ? ctx.consent.given[ctx.account.userId] : undefined);
+
+const CONSENT_PROMPT: PolicyPrompt = {
+  name: "consent",
+  checks: [
+    {
+      reason: "consent_denied",
+      error: "access_denied",
+      description: "The user denied the request.",
+      need: (ctx) => (ctx.consent?.denied ? { step: "error" } : null),
+    },
+    {
+      reason: "prompt_consent",
+      error: "consent_required",
+      description: "The user must consent again (prompt=consent).",
+      need: (ctx) => {
+        if (!ctx.consent || !ctx.account || !ctx.request.prompt.includes("consent")) return null;
+        const given = consentOf(ctx);
+        // Milliseconds, not seconds as for auth_time: a consent from the previous request a
+        // moment ago must not count for this one.
+        return given && given.grantedAt.getTime() >= ctx.request.createdAt.getTime() ? null : { step: "consent", account: ctx.account };
+      },
+    },
+    {
+      reason: "scopes_not_consented",
+      error: "consent_required",
+      description: "The user has not consented to the requested scopes.",
+      need: (ctx) => {
+        if (!ctx.consent || !ctx.account) return null;
+        const allowed = new Set(consentOf(ctx)?.scopes ?? []);
+        return ctx.consent.scopes.every((s) => allowed.has(s)) ? null : { step: "consent", account: ctx.account };
+      },
+    },
+  ],
+};
+
+/** The prompts in the order they are resolved: who signs in, then what they allow. */
+const PROMPTS: readonly PolicyPrompt[] = [LOGIN_PROMPT, ACCOUNT_PROMPT, CONSENT_PROMPT];
 
 /** The next step of an authorization request. */
 export function nextStep<A extends PolicyAccount>(input: PolicyInput<A>): Step<A> {
@@ -248,7 +334,11 @@ export function chooserEntries<A extends PolicyAccount>(input: PolicyInput<A>): 
   const hinted = (a: A) => !!input.request.loginHint && hintMatches(input.request.loginHint, a.username, input.primaryDomain);
   return [...ctx.candidates]
     .sort((a, b) => Number(hinted(b)) - Number(hinted(a)))
-    .map((account) => ({ account, hinted: hinted(account), ready: nextStep({ ...input, chosen: account }).step === "finish" }));
+    .map((account) => {
+      // Ready: picking it needs no sign-in (the consent screen of a third-party client may follow).
+      const next = nextStep({ ...input, chosen: account }).step;
+      return { account, hinted: hinted(account), ready: next === "finish" || next === "consent" };
+    });
 }
 
 /** Whether a new account could finish this request: not when an id_token_hint names a user. */

@@ -1,10 +1,11 @@
-import type { Executor } from "@/lib/db/client";
-import { SlidingWindow } from "@/lib/http/sliding-window";
-import { hitRateLimit } from "@/lib/store/rate-limit";
+import { SlidingWindow } from "./sliding-window";
+import type { Store } from "@/lib/store/repositories";
+
+type SharedCounter = Store["rateLimits"];
 
 /**
  * The token endpoint's rate limit, `rateLimits.tokenPerMinute` (issue 16), per client address
- * and per authenticated client.
+ * and per authenticated client; the key set's, `rateLimits.jwksPerMinute`, per client address.
  *
  * Where it is counted: in process, a sliding window per instance (lib/http/sliding-window.ts),
  * because a database write on every token request would halve the endpoint's throughput. What
@@ -20,12 +21,15 @@ const WINDOW_SECONDS = 60;
 type Shared = { window: number; unsynced: number; ownSynced: number; others: number; syncing: boolean };
 
 export class TokenThrottle {
+  /** `prefix` names this limit's rows among the shared counters: `token`, `jwks`. */
+  constructor(private readonly prefix = "token") {}
+
   private readonly local = new SlidingWindow(WINDOW_SECONDS * 1000);
   private readonly shared = new Map<string, Shared>();
   readonly failures = new FailureSampler(WINDOW_SECONDS * 1000);
 
   /** Counts one token request under `key` (`addr:…` or `client:…`); `allowed: false` means 429. */
-  hit(db: Executor, key: string, limit: number, now = Date.now()): { allowed: boolean; retryAfterSeconds: number } {
+  hit(counter: SharedCounter, key: string, limit: number, now = Date.now()): { allowed: boolean; retryAfterSeconds: number } {
     const window = Math.floor(now / (WINDOW_SECONDS * 1000));
     let s = this.shared.get(key);
     if (!s || s.window !== window) {
@@ -36,16 +40,16 @@ export class TokenThrottle {
     const r = this.local.hit(key, Math.max(0, limit - s.others), now);
     if (!r.allowed) return r;
     s.unsynced += 1;
-    if (!s.syncing && s.unsynced >= Math.max(1, Math.floor(limit / 10))) void this.sync(db, key, s, now);
+    if (!s.syncing && s.unsynced >= Math.max(1, Math.floor(limit / 10))) void this.sync(counter, key, s, now);
     return r;
   }
 
-  private async sync(db: Executor, key: string, s: Shared, now: number): Promise<void> {
+  private async sync(counter: SharedCounter, key: string, s: Shared, now: number): Promise<void> {
     const delta = s.unsynced;
     s.unsynced = 0;
     s.syncing = true;
     try {
-      const { count } = await hitRateLimit(db, `token:${key}`, Number.MAX_SAFE_INTEGER, WINDOW_SECONDS, new Date(now), delta);
+      const { count } = await counter.hit(`${this.prefix}:${key}`, Number.MAX_SAFE_INTEGER, WINDOW_SECONDS, new Date(now), delta);
       s.ownSynced += delta;
       s.others = Math.max(0, count - s.ownSynced);
     } catch {

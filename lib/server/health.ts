@@ -1,6 +1,6 @@
 import type { Engine } from "@/lib/engine";
 import { pendingMigrations } from "@/lib/db/migrate";
-import { json, NO_STORE } from "./responses";
+import { json, NO_STORE } from "@/lib/http/responses";
 
 /** GET /healthz: the process answers. Deliberately touches nothing else. */
 export function handleHealthz(): Promise<Response> {

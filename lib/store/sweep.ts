@@ -1,9 +1,12 @@
 import { sql } from "drizzle-orm";
 import type { LockoutPolicy, Retention } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
-import { purgeLockoutRows } from "@/lib/login/lockout";
-import { purgeExpiredAuthRequests } from "@/lib/store/auth-requests";
-import { DEFAULT_LOCKOUT, DEFAULT_RETENTION, readSettings } from "@/lib/store/settings";
+import { purgeExpiredAuthRequests } from "./auth-requests";
+import { purgeLockouts } from "./lockouts";
+import { purgeOutbox } from "./mail-outbox";
+import { purgeExpiredPasswordResets } from "./password-resets";
+import { purgeExpiredEmailVerifications } from "./email-verifications";
+import { DEFAULT_LOCKOUT, DEFAULT_RETENTION, readSettings } from "./settings";
 
 /** What the sweep keeps beyond expiry; read from the settings when not given. */
 export type SweepPolicy = { retention: Retention; lockoutPolicy: LockoutPolicy };
@@ -20,7 +23,8 @@ const GRACE_MS = 86_400_000;
  * that have expired anyway; a day after their expiry: codes, tokens, refresh families and grants
  * with nothing left that refers to them, and sessions that ended or expired; pending sign-ins
  * past their lifetime, browsers with neither a session nor a pending sign-in, login failures
- * older than the lockout window and ended locks, and audit events older than the retention.
+ * older than the lockout window and ended locks, expired password reset links, and audit events
+ * and sent mails older than the retention.
  */
 export async function purgeExpiredRows(db: Executor, now = new Date(), policy?: SweepPolicy): Promise<void> {
   const p = policy ?? (await sweepPolicy(db));
@@ -51,9 +55,14 @@ export async function purgeExpiredRows(db: Executor, now = new Date(), policy?: 
     DELETE FROM user_agents ua WHERE ua.created_at < ${hourAgo}
       AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_agent_id = ua.id)
       AND NOT EXISTS (SELECT 1 FROM auth_requests a WHERE a.user_agent_id = ua.id)`);
-  await purgeLockoutRows(db, p.lockoutPolicy, now);
+  // Failures older than the lockout window and ended locks decide nothing any more.
+  await purgeLockouts(db, new Date(now.getTime() - p.lockoutPolicy.windowSeconds * 1000), now);
   const auditBefore = new Date(now.getTime() - p.retention.auditDays * 86_400_000).toISOString();
   await db.execute(sql`DELETE FROM audit_events WHERE occurred_at < ${auditBefore}`);
+  // Reset links past their expiry open nothing; the outbox is kept as long as the audit log.
+  await purgeExpiredPasswordResets(db, now);
+  await purgeExpiredEmailVerifications(db, now);
+  await purgeOutbox(db, new Date(auditBefore));
 }
 
 async function sweepPolicy(db: Executor): Promise<SweepPolicy> {

@@ -1,0 +1,46 @@
+import { getTranslations } from "next-intl/server";
+import { CONSOLE_PATH } from "@torii/core/console/client";
+import { read, requireAdmin } from "@/app/_server/console-next";
+import { Badge, DataTable, EmptyState, FormatDate, PageHeader } from "../../_components/ui";
+
+export const dynamic = "force-dynamic";
+
+const TONE = { sent: "ok", failed: "danger", queued: "brand", held: "warn" } as const;
+
+/** Every mail Torii wrote, with its state: the way to read them when no mail server is set. */
+export default async function OutboxPage() {
+  const admin = await requireAdmin(`${CONSOLE_PATH}/outbox`);
+  const t = await getTranslations("console.outbox");
+  const mails = (await read(admin.user, "listOutbox", { query: { limit: 100 } }))?.mails ?? [];
+  return (
+    <>
+      <PageHeader title={t("title")} lead={t("lead")} />
+      {mails.length === 0 ? (
+        <EmptyState title={t("emptyTitle")} text={t("emptyText")} />
+      ) : (
+        <div className="panel">
+          <DataTable columns={[t("created"), t("to"), t("subject"), t("state"), t("attempts")]}>
+            {mails.map((m) => (
+              <tr key={m.mailId}>
+                <td className="nowrap muted small">
+                  <FormatDate iso={m.createdAt} />
+                </td>
+                <td>{m.to}</td>
+                <td>
+                  <a className="row-link" href={`${CONSOLE_PATH}/outbox/${encodeURIComponent(m.mailId)}`}>
+                    {m.subject}
+                  </a>
+                </td>
+                <td>
+                  <Badge tone={TONE[m.state]}>{t(`states.${m.state}`)}</Badge>
+                  {m.lastError ? <span className="hint block">{m.lastError}</span> : null}
+                </td>
+                <td className="muted small">{m.attempts}</td>
+              </tr>
+            ))}
+          </DataTable>
+        </div>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,54 @@
+import { getLocale, getTranslations } from "next-intl/server";
+import { redirect } from "next/navigation";
+import { torii } from "@torii/core/runtime";
+import { pendingStep } from "@torii/core/login/steps";
+import { CALLBACK_PATH, LOGIN_PATHS } from "@torii/core/login/paths";
+import { AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
+import { AccountIdentity } from "@/app/ui/components/account-identity";
+import { apiScopeDescription } from "@torii/core/oauth/resources";
+import { loadFlow } from "../flow";
+import { FlowExpired } from "../flow-expired";
+
+export const dynamic = "force-dynamic";
+
+/** The consent screen of a third-party application (the sign-in policy's `consent` step). */
+export default async function ConsentPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const flow = await loadFlow(searchParams);
+  if (!flow) return <FlowExpired />;
+  const t = await getTranslations("login");
+  const { authRequest: req, settings, client } = flow;
+  const step = await pendingStep((await torii()).store, req, client, settings.primaryDomain);
+  // Nothing to allow (any more): the callback decides what comes next.
+  if (step.step !== "consent") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
+  // The protocol's scopes have texts of ours; an API's scopes its own, per locale (resources.ts).
+  const locale = await getLocale();
+  const apis = await (await torii()).store.apis.list();
+  const describe = (scope: string) =>
+    t.has(`consent.scopes.${scope}` as never) ? t(`consent.scopes.${scope}` as never) : (apiScopeDescription(apis, req.resources, scope, locale) ?? scope);
+  return (
+    <AuthShell settings={settings} title={t("consent.title")} subtitle={t("continueTo", { client: client.name })}>
+      <div className="consent-account">
+        <span className="muted">{t("consent.signedInAs")}</span>
+        <AccountIdentity user={step.account.user} primaryDomain={settings.primaryDomain} />
+      </div>
+      <p id="consent-intro">{t("consent.intro", { client: client.name })}</p>
+      <ul className="consent-scopes" aria-labelledby="consent-intro">
+        {req.scopes.map((scope) => (
+          <li key={scope}>
+            <span>{describe(scope)}</span> <code className="muted">{scope}</code>
+          </li>
+        ))}
+      </ul>
+      <p className="hint">{t("consent.note", { client: client.name })}</p>
+      <form method="post" action={LOGIN_PATHS.submitConsent} className="consent-actions">
+        <FlowFields id={flow.id} csrf={flow.csrf} />
+        <button type="submit" name="decision" value="allow" className="btn btn-primary btn-block" autoFocus>
+          {t("consent.allow")}
+        </button>
+        <button type="submit" name="decision" value="deny" className="btn btn-secondary btn-block">
+          {t("consent.deny")}
+        </button>
+      </form>
+    </AuthShell>
+  );
+}

@@ -1,0 +1,110 @@
+import type { Engine } from "@/lib/engine";
+import { checkPasswordPolicy, type PolicyViolation } from "@/lib/passwords";
+import { recordAudit, type Actor } from "@/lib/store/audit";
+import { cutOffUser } from "@/lib/store/cut-off";
+import { mutate } from "@/lib/store/invalidation";
+import { consumePasswordReset, createPasswordReset, findPasswordReset, retirePasswordResets } from "@/lib/store/password-resets";
+import { hitRateLimit } from "@/lib/store/rate-limit";
+import { getSettings } from "@/lib/store/settings";
+import { findUserByLoginName, findUsersByEmail, getUser, setPassword, type User } from "@/lib/store/users";
+import { loginNameOf } from "@/lib/users/fields";
+import { randomToken } from "@/lib/crypto";
+import { liftUserLockout } from "./lockout";
+import { LOGIN_PATHS } from "./paths";
+
+/**
+ * Password reset by mail. A request names a login name or an email address; whether an account
+ * matches is never shown (the page after it is the same). The link carries 256 random bits, of
+ * which only the hash is stored; it works once, for the configured time. Requests are limited
+ * per address and per account, so that nobody can flood someone's mailbox. Setting the new
+ * password applies the password policy, ends every session of the user and revokes their tokens.
+ */
+
+/** Reset requests per hour: from one client address, and for one account. */
+export const RESET_LIMITS = { perAddress: 10, perAccount: 3, windowSeconds: 3600 };
+
+/** The link a reset mail carries. */
+export function resetUrl(issuer: string, token: string): string {
+  return `${issuer}${LOGIN_PATHS.reset}?token=${encodeURIComponent(token)}`;
+}
+
+/**
+ * Writes a reset link and its mail in one transaction (with the audit event), then starts
+ * delivery. Returns the outbox mail's id, or null for a user without an email address.
+ */
+export async function sendPasswordReset(inst: Engine, user: User, actor: Actor, locale: string | null): Promise<string | null> {
+  if (!user.email || user.type !== "human") return null;
+  const settings = await getSettings(inst);
+  const lifetime = settings.accountPolicy.passwordResetLinkSeconds;
+  // Rendered before the transaction opens (Mailer.compose says why).
+  const token = randomToken(32);
+  const composed = await inst.mail.compose(
+    "passwordReset",
+    // The owner reads it: their language first, else the one of the page that asked.
+    { address: user.email, locale: user.locale ?? locale, userId: user.id },
+    { name: user.givenName || user.name || user.username, loginName: loginNameOf(user, settings.primaryDomain), minutes: Math.round(lifetime / 60), url: resetUrl(inst.issuer, token) },
+  );
+  const id = await inst.db.transaction(async (tx) => {
+    await createPasswordReset(tx, user.id, lifetime, token);
+    const row = await inst.mail.enqueue(tx, composed);
+    await recordAudit(tx, actor, { action: "user.password_reset_requested", targetType: "user", targetId: user.id, details: { mailId: row.id } });
+    return row.id;
+  });
+  inst.mail.kick();
+  return id;
+}
+
+/**
+ * A reset requested on the login page: the account by login name, else by email address when
+ * exactly one account has it. Limited per address and per account; the caller shows the same
+ * page whatever happened.
+ */
+export async function requestPasswordReset(inst: Engine, loginNameOrEmail: string, actor: Actor & { ip: string | null }, locale: string): Promise<void> {
+  const perAddress = await hitRateLimit(inst.db, `reset:ip:${actor.ip ?? "unknown"}`, RESET_LIMITS.perAddress, RESET_LIMITS.windowSeconds);
+  if (!perAddress.allowed) return;
+  const settings = await getSettings(inst);
+  const value = loginNameOrEmail.trim();
+  let user = await findUserByLoginName(inst.db, value, settings.primaryDomain);
+  if (!user && value.includes("@")) {
+    const byEmail = await findUsersByEmail(inst.db, value);
+    if (byEmail.length === 1) user = byEmail[0];
+  }
+  if (!user || user.locked) return;
+  const perAccount = await hitRateLimit(inst.db, `reset:user:${user.id}`, RESET_LIMITS.perAccount, RESET_LIMITS.windowSeconds);
+  if (!perAccount.allowed) return;
+  await sendPasswordReset(inst, user, actor, locale);
+}
+
+/** The user a reset link is for, while it works. */
+export async function resetLinkUser(inst: Engine, token: string): Promise<User | undefined> {
+  const reset = token ? await findPasswordReset(inst.db, token) : undefined;
+  return reset ? getUser(inst.db, reset.userId) : undefined;
+}
+
+export type ResetOutcome = { ok: true; user: User } | { ok: false; reason: "invalidLink" } | { ok: false; reason: "policy"; violations: PolicyViolation[] } | { ok: false; reason: "mismatch" };
+
+/**
+ * Sets the new password through a reset link: policy first (the link stays usable to try again),
+ * then in one transaction the link is used, every other link retired, the password set, every
+ * session ended and token revoked, the account's lockouts lifted, and the event recorded.
+ */
+export async function completePasswordReset(inst: Engine, token: string, password: string, confirm: string, actor: Actor): Promise<ResetOutcome> {
+  const user = await resetLinkUser(inst, token);
+  if (!user) return { ok: false, reason: "invalidLink" };
+  if (password !== confirm) return { ok: false, reason: "mismatch" };
+  const settings = await getSettings(inst);
+  const violations = checkPasswordPolicy(password, settings.passwordPolicy);
+  if (violations.length) return { ok: false, reason: "policy", violations };
+  // Revoked tokens leave the token caches of every instance once this commits.
+  const done = await mutate(inst, [{ cache: "accessTokens" }], async (tx) => {
+    const reset = await consumePasswordReset(tx, token);
+    if (!reset) return false;
+    await retirePasswordResets(tx, reset.userId);
+    await setPassword(tx, reset.userId, password);
+    await cutOffUser(tx, reset.userId, "password_reset");
+    await liftUserLockout(tx, reset.userId);
+    await recordAudit(tx, { ...actor, type: "user", id: reset.userId }, { action: "user.password_reset", targetType: "user", targetId: reset.userId, details: {} });
+    return true;
+  });
+  return done ? { ok: true, user } : { ok: false, reason: "invalidLink" };
+}

@@ -1,0 +1,87 @@
+import type { Engine } from "@/lib/engine";
+import { backChannel } from "@/lib/http/responses";
+import type { Client } from "@/lib/store/clients";
+
+/**
+ * CORS for browser applications (single-page apps calling the token, revocation, userinfo and
+ * introspection endpoints from their own origin).
+ *
+ * - A response carries `Access-Control-Allow-Origin` only when the request's `Origin` is one of
+ *   the web origins of the client the request is about: the authenticated client (token,
+ *   revocation, introspection) or the access token's client (userinfo). Everything else gets no
+ *   CORS header, so the browser keeps the answer from the page.
+ * - A client's web origins are its `allowedOrigins`, or, when it has none set (null), the origins
+ *   of its http(s) redirect URIs: an SPA registered with its redirect URI works as it is.
+ * - Never `Access-Control-Allow-Credentials`: these endpoints take no cookies, and a page must
+ *   not be able to send the user's.
+ * - A preflight (`OPTIONS`) cannot know the client yet (the body is not sent), so it admits any
+ *   origin for the methods and headers the endpoint takes; what the page may read is decided on
+ *   the actual response. That opens nothing: a script elsewhere can send the same request
+ *   without a browser, and without the user's cookies either way.
+ */
+
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
+
+/** The origins of a client's http(s) redirect URIs: what it may use when none are set. */
+export function redirectUriOrigins(redirectUris: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const uri of redirectUris) {
+    try {
+      const u = new URL(uri);
+      if (u.protocol === "https:" || u.protocol === "http:") out.add(u.origin);
+    } catch {
+      // a registered URI is always absolute; nothing to derive from one that is not
+    }
+  }
+  return [...out];
+}
+
+/** The web origins a client's pages may call these endpoints from. */
+export function webOriginsOf(client: Pick<Client, "allowedOrigins" | "redirectUris">): string[] {
+  return client.allowedOrigins ?? redirectUriOrigins(client.redirectUris);
+}
+
+/** What a handler tells the CORS layer: the client whose origins decide. */
+export type CorsScope = { client?: Pick<Client, "allowedOrigins" | "redirectUris"> };
+
+type ScopedHandler = (engine: Engine, request: Request, cors: CorsScope) => Promise<Response>;
+
+/**
+ * Wraps a back-channel endpoint: answers its preflight, runs it (errors become OAuth error
+ * responses as for every back-channel endpoint), then adds the CORS headers the client allows.
+ */
+export function corsEndpoint(methods: readonly string[], handler: ScopedHandler) {
+  return async (engine: Engine, request: Request): Promise<Response> => {
+    const origin = request.headers.get("origin");
+    if (request.method === "OPTIONS") return preflight(origin, methods);
+    const cors: CorsScope = {};
+    const response = await backChannel((e: Engine, r: Request) => handler(e, r, cors))(engine, request);
+    // The answer depends on Origin: caches must keep one per origin.
+    response.headers.append("Vary", "Origin");
+    if (origin && cors.client && webOriginsOf(cors.client).includes(origin)) {
+      response.headers.set("Access-Control-Allow-Origin", origin);
+      response.headers.set("Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After");
+    }
+    return response;
+  };
+}
+
+/** Headers a page may send to these endpoints. */
+const ALLOWED_HEADERS = ["authorization", "content-type", "accept", "accept-language"];
+
+function preflight(origin: string | null, methods: readonly string[]): Response {
+  // Not a CORS preflight (no Origin): OPTIONS answers with what the endpoint allows.
+  if (!origin) return new Response(null, { status: 204, headers: { Allow: [...methods, "OPTIONS"].join(", ") } });
+  return new Response(null, {
+    status: 204,
+    headers: {
+      "Access-Control-Allow-Origin": origin,
+      "Access-Control-Allow-Methods": methods.join(", "),
+      // The browser compares what it wants to send with this list and stops if one is missing.
+      "Access-Control-Allow-Headers": ALLOWED_HEADERS.join(", "),
+      "Access-Control-Max-Age": String(PREFLIGHT_MAX_AGE_SECONDS),
+      Vary: "Origin",
+      "Cache-Control": "no-store",
+    },
+  });
+}

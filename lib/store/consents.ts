@@ -1,0 +1,59 @@
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { clients, consents } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
+import { revokeAllGrants } from "./grants";
+
+export type Consent = { scopes: string[]; grantedAt: Date };
+
+/** What each of `userIds` allowed `clientId`, by user id (users without a consent are absent). */
+export async function consentsOf(db: Executor, clientId: string, userIds: readonly string[]): Promise<Record<string, Consent>> {
+  if (!userIds.length) return {};
+  const rows = await db
+    .select({ userId: consents.userId, scopes: consents.scopes, grantedAt: consents.grantedAt })
+    .from(consents)
+    .where(and(eq(consents.clientId, clientId), inArray(consents.userId, [...userIds])));
+  return Object.fromEntries(rows.map((r) => [r.userId, { scopes: r.scopes, grantedAt: r.grantedAt }]));
+}
+
+/** Records that the user allowed `scopes` (added to what was allowed before) at `now`. */
+export async function grantConsent(db: Executor, userId: string, clientId: string, scopes: readonly string[], now = new Date()): Promise<void> {
+  await db
+    .insert(consents)
+    .values({ userId, clientId, scopes: [...new Set(scopes)].sort(), grantedAt: now })
+    .onConflictDoUpdate({
+      target: [consents.userId, consents.clientId],
+      set: {
+        // The union, in a stable order: a request for fewer scopes later asks nothing.
+        scopes: sql`ARRAY(SELECT DISTINCT s FROM unnest(${consents.scopes} || excluded.scopes) AS s ORDER BY s)`,
+        grantedAt: now,
+      },
+    });
+}
+
+export type ConsentView = { clientId: string; clientName: string; scopes: string[]; grantedAt: Date };
+
+/** A user's consents with the applications' names, most recent first. */
+export async function listUserConsents(db: Executor, userId: string): Promise<ConsentView[]> {
+  return db
+    .select({ clientId: consents.clientId, clientName: clients.name, scopes: consents.scopes, grantedAt: consents.grantedAt })
+    .from(consents)
+    .innerJoin(clients, eq(clients.id, consents.clientId))
+    .where(eq(consents.userId, userId))
+    .orderBy(sql`${consents.grantedAt} DESC`);
+}
+
+/**
+ * Withdraws a consent: the next request of that client asks again, and everything the client
+ * holds for the user (refresh tokens, access tokens) is revoked with its grants. False when there
+ * was no consent. Callers drop the active-token cache when this commits (`mutate` with
+ * `accessTokens`).
+ */
+export async function revokeConsent(db: Executor, userId: string, clientId: string, now = new Date()): Promise<boolean> {
+  const gone = await db
+    .delete(consents)
+    .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId)))
+    .returning({ userId: consents.userId });
+  if (!gone.length) return false;
+  await revokeAllGrants(db, { clientId, userId }, "consent_revoked", now);
+  return true;
+}

@@ -1,0 +1,147 @@
+import { getApis, rolesByApi, rolesFor } from "./apis";
+import { consentsOf, grantConsent } from "./consents";
+import { notifyOnCommit, type Database, type Db, type Executor } from "@/lib/db/client";
+import { sha256 } from "@/lib/crypto";
+import type { Caches } from "./caches";
+import { recordAudit } from "./audit";
+import { completeAuthRequest, createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "./auth-requests";
+import { getClient } from "./clients";
+import { createAuthorizationCode, findAuthorizationCode, markCodeUsed } from "./codes";
+import { createGrant, getGrant, revokeGrant, revokeJti, revokeSessionTokens, sessionEnded } from "./grants";
+import { consumeJtiOnce } from "./jti";
+import { applyInvalidations, INVALIDATION_CHANNEL, mutate, type Invalidation } from "./invalidation";
+import { hitRateLimit } from "./rate-limit";
+import type { Repositories, Store } from "./repositories";
+import { createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession } from "./sessions";
+import { getSettings } from "./settings";
+import {
+  createRefreshFamily,
+  findTokenByValue,
+  getRefreshFamily,
+  insertOpaqueToken,
+  isAccessTokenRevoked,
+  markRotated,
+  revokeFamily,
+  revokeStoredToken,
+} from "./tokens";
+import { findUserByLoginName, getMachineKey, getUser } from "./users";
+
+/** What a revocation makes stale: every access token answered from memory. */
+const TOKENS_REVOKED: Invalidation[] = [{ cache: "accessTokens" }];
+
+/**
+ * The repositories on one database handle: the engine's database, or an open transaction.
+ * `revoked` is called after every write that can make an access token inactive, once that write
+ * is on `db`: the caller drops the cached active tokens when it commits.
+ */
+export function repositoriesOn(db: Executor, revoked: () => Promise<void> = () => Promise.resolve()): Repositories {
+  const revoking =
+    <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const result = await write(...args);
+      await revoked();
+      return result;
+    };
+  return {
+    codes: {
+      create: (c) => createAuthorizationCode(db, c),
+      find: (code) => findAuthorizationCode(db, code),
+      markUsed: (hash, now) => markCodeUsed(db, hash, now),
+    },
+    grants: {
+      create: (g) => createGrant(db, g),
+      get: (id) => getGrant(db, id),
+      revoke: revoking((id: string, reason: string, now?: Date, horizon?: Date) => revokeGrant(db, id, reason, now, horizon)),
+      sessionEnded: (id, now) => sessionEnded(db, id, now),
+      revokeJti: revoking((jti: string, reason: string, expiresAt: Date) => revokeJti(db, jti, reason, expiresAt)),
+      revokeSessionTokens: revoking((id: string, reason: string, opts?: Parameters<typeof revokeSessionTokens>[3]) => revokeSessionTokens(db, id, reason, opts)),
+    },
+    tokens: {
+      insertOpaque: (t) => insertOpaqueToken(db, t),
+      findByValue: (value) => findTokenByValue(db, value),
+      revoke: revoking((id: string, now?: Date) => revokeStoredToken(db, id, now)),
+      markRotated: (id, now) => markRotated(db, id, now),
+      createFamily: (f) => createRefreshFamily(db, f),
+      getFamily: (id) => getRefreshFamily(db, id),
+      revokeFamily: revoking((id: string, reason: string, now?: Date) => revokeFamily(db, id, reason, now)),
+      isAccessTokenRevoked: (t) => isAccessTokenRevoked(db, t),
+    },
+    users: {
+      get: (id) => getUser(db, id),
+      findByLoginName: (name, primaryDomain) => findUserByLoginName(db, name, primaryDomain),
+      getMachineKey: (kid) => getMachineKey(db, kid),
+    },
+    sessions: {
+      createUserAgent: () => createUserAgent(db),
+      findUserAgent: (cookie) => findUserAgent(db, cookie),
+      live: (uaId, now) => liveSessions(db, uaId, now),
+      touch: (id, lifetimes, now) => touchSession(db, id, lifetimes, now),
+      end: (uaId, ids, now) => endSessions(db, uaId, ids, now),
+      openIdsOfUser: (uaId, userId) => openSessionIdsOfUser(db, uaId, userId),
+    },
+    authRequests: {
+      create: (data, now) => createAuthRequest(db, data, now),
+      findPending: (id, uaId, now) => findPendingAuthRequest(db, id, uaId, now),
+      update: (id, patch) => updateAuthRequest(db, id, patch),
+      complete: (id, now) => completeAuthRequest(db, id, now),
+    },
+    roles: { for: (holder, apiId) => rolesFor(db, holder, apiId), byApi: (userId) => rolesByApi(db, userId) },
+    consents: {
+      of: (clientId, userIds) => consentsOf(db, clientId, userIds),
+      grant: (userId, clientId, scopes, now) => grantConsent(db, userId, clientId, scopes, now),
+    },
+    audit: { record: (actor, event) => recordAudit(db, actor, event) },
+    replay: { consumeOnce: (issuer, jti, expiresAt) => consumeJtiOnce(db, issuer, jti, expiresAt) },
+  };
+}
+
+/** What the store needs of the engine: its database, caches and identity (for invalidations), and its keys. */
+export type StoreScope = { db: Db; caches: Caches; id: string; database: Pick<Database, "kind">; keys: Store["keys"] };
+
+/**
+ * The engine's store on Drizzle: repositories on the database, cached reads through the engine's
+ * caches. The keys come from lib/keys (which decrypts and caches them), handed in by the engine.
+ */
+export function drizzleStore(scope: StoreScope): Store {
+  // A revocation outside a transaction has committed when its write returns: drop the cached
+  // tokens here, and tell the other instances (PostgreSQL delivers the NOTIFY at once).
+  const revokedNow = async () => {
+    applyInvalidations(scope.caches, TOKENS_REVOKED);
+    if (scope.database.kind === "pg") await notifyOnCommit(scope.db, INVALIDATION_CHANNEL, JSON.stringify({ from: scope.id, list: TOKENS_REVOKED }));
+  };
+  return {
+    ...repositoriesOn(scope.db, revokedNow),
+    clients: { get: (id) => getClient(scope, id) },
+    apis: { list: () => getApis(scope) },
+    settings: { get: () => getSettings(scope) },
+    keys: scope.keys,
+    activeTokens: {
+      async through<T extends object>(token: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+        const key = sha256(token);
+        const value = (await scope.caches.accessTokens.get(key, load)) as T | undefined;
+        // Only active tokens are kept: made-up tokens must not push real ones out of the cache.
+        if (!value) scope.caches.accessTokens.invalidate(key);
+        return value;
+      },
+    },
+    grantClaims: {
+      userinfo: (grantId) => scope.caches.grantClaims.get(grantId, async () => (await getGrant(scope.db, grantId))?.claims?.userinfo ?? []),
+    },
+    rateLimits: { hit: (key, limit, windowSeconds, now, increment) => hitRateLimit(scope.db, key, limit, windowSeconds, now, increment) },
+    // Revocations inside the transaction drop the cached tokens once it has committed (mutate).
+    transaction: (fn) => {
+      let revokedInside = false;
+      return mutate(
+        scope,
+        () => (revokedInside ? TOKENS_REVOKED : []),
+        (tx) =>
+          fn(
+            repositoriesOn(tx, () => {
+              revokedInside = true;
+              return Promise.resolve();
+            }),
+          ),
+      );
+    },
+  };
+}

@@ -1,0 +1,159 @@
+import type { JWTVerifyGetKey } from "jose";
+import type { recordAudit } from "./audit";
+import type { completeAuthRequest, createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "./auth-requests";
+import type { Client } from "./clients";
+import type { Api, rolesByApi, rolesFor } from "./apis";
+import type { consentsOf, grantConsent } from "./consents";
+import type { createAuthorizationCode, findAuthorizationCode, markCodeUsed } from "./codes";
+import type { createGrant, getGrant, revokeGrant, revokeJti, revokeSessionTokens, sessionEnded } from "./grants";
+import type { consumeJtiOnce } from "./jti";
+import type { RateLimitResult } from "./rate-limit";
+import type { createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession } from "./sessions";
+import type { Settings } from "./settings";
+import type { ActiveKey } from "./signing-keys";
+import type {
+  createRefreshFamily,
+  findTokenByValue,
+  getRefreshFamily,
+  insertOpaqueToken,
+  isAccessTokenRevoked,
+  markRotated,
+  revokeFamily,
+  revokeStoredToken,
+} from "./tokens";
+import type { findUserByLoginName, getMachineKey, getUser } from "./users";
+
+/**
+ * The storage the protocol core (lib/oauth, the sign-in policy's inputs) works with: one
+ * repository per aggregate, reached through `engine.store`. Only lib/store knows how they are
+ * stored (Drizzle on PGlite or PostgreSQL, lib/store/drizzle-store.ts); the core's unit tests
+ * hand it fakes (test/grants-unit.test.ts).
+ *
+ * A method has the signature of the store function it stands for, without the database argument
+ * (`On<typeof fn>`), so that the two cannot drift apart.
+ */
+type On<F> = F extends (db: never, ...args: infer A) => infer R ? (...args: A) => R : never;
+
+export interface CodeRepository {
+  create: On<typeof createAuthorizationCode>;
+  find: On<typeof findAuthorizationCode>;
+  /** False when the code was already used: concurrent redemptions meet here, and one wins. */
+  markUsed: On<typeof markCodeUsed>;
+}
+
+export interface GrantRepository {
+  create: On<typeof createGrant>;
+  get: On<typeof getGrant>;
+  revoke: On<typeof revokeGrant>;
+  sessionEnded: On<typeof sessionEnded>;
+  revokeJti: On<typeof revokeJti>;
+  revokeSessionTokens: On<typeof revokeSessionTokens>;
+}
+
+export interface TokenRepository {
+  insertOpaque: On<typeof insertOpaqueToken>;
+  findByValue: On<typeof findTokenByValue>;
+  revoke: On<typeof revokeStoredToken>;
+  /** False when the refresh token was rotated already (a concurrent or repeated presentation). */
+  markRotated: On<typeof markRotated>;
+  createFamily: On<typeof createRefreshFamily>;
+  getFamily: On<typeof getRefreshFamily>;
+  revokeFamily: On<typeof revokeFamily>;
+  isAccessTokenRevoked: On<typeof isAccessTokenRevoked>;
+}
+
+export interface UserRepository {
+  get: On<typeof getUser>;
+  findByLoginName: On<typeof findUserByLoginName>;
+  getMachineKey: On<typeof getMachineKey>;
+}
+
+export interface SessionRepository {
+  createUserAgent: On<typeof createUserAgent>;
+  findUserAgent: On<typeof findUserAgent>;
+  live: On<typeof liveSessions>;
+  touch: On<typeof touchSession>;
+  end: On<typeof endSessions>;
+  openIdsOfUser: On<typeof openSessionIdsOfUser>;
+}
+
+export interface AuthRequestRepository {
+  create: On<typeof createAuthRequest>;
+  findPending: On<typeof findPendingAuthRequest>;
+  update: On<typeof updateAuthRequest>;
+  /** False when another request completed it first (it is single-use). */
+  complete: On<typeof completeAuthRequest>;
+}
+
+export interface ConsentRepository {
+  /** What each of the given users allowed a client (third-party clients ask before they finish). */
+  of: On<typeof consentsOf>;
+  grant: On<typeof grantConsent>;
+}
+
+export interface RoleRepository {
+  /** The role keys a user or client holds for an API (the `roles` claim of its access tokens). */
+  for: On<typeof rolesFor>;
+  /** A user's roles at every API, by identifier (scope `roles`). */
+  byApi: On<typeof rolesByApi>;
+}
+
+export interface AuditRepository {
+  record: On<typeof recordAudit>;
+}
+
+export interface ReplayRepository {
+  /** False when `jti` was seen before under `issuer` (assertions are single-use until they expire). */
+  consumeOnce: On<typeof consumeJtiOnce>;
+}
+
+/** What may run inside one transaction: everything is written together or not at all. */
+export interface Repositories {
+  readonly codes: CodeRepository;
+  readonly grants: GrantRepository;
+  readonly tokens: TokenRepository;
+  readonly users: UserRepository;
+  readonly sessions: SessionRepository;
+  readonly authRequests: AuthRequestRepository;
+  readonly consents: ConsentRepository;
+  readonly roles: RoleRepository;
+  readonly audit: AuditRepository;
+  readonly replay: ReplayRepository;
+}
+
+/**
+ * The engine's store: the transactional repositories, plus the read-mostly ones served from the
+ * engine's caches. Those are not offered inside a transaction: a cache must not be filled from a
+ * transaction that may still roll back, and on PGlite (one connection) a read outside the open
+ * transaction would wait for it to end. Grants read them before they open one
+ * (lib/oauth/grants/transaction.ts).
+ */
+export interface Store extends Repositories {
+  readonly clients: { get(id: string): Promise<Client | undefined> };
+  /** The API resources (RFC 8707 resource indicators, their scopes and roles), cached. */
+  readonly apis: { list(): Promise<Api[]> };
+  readonly settings: { get(): Promise<Settings> };
+  readonly keys: {
+    /** The key tokens are signed with now. */
+    signing(): Promise<ActiveKey>;
+    /** Our published keys, for verifying what we signed; an unknown `kid` reloads them (rate-limited). */
+    verification(): Promise<JWTVerifyGetKey>;
+    /** The key set as served at /oauth/v2/keys, with its entity tag. */
+    published(): Promise<{ body: string; etag: string }>;
+  };
+  /**
+   * Access tokens found active, answered from memory for a few seconds (introspection and
+   * userinfo run on every request of a resource server). `load` resolves the token when it is not
+   * cached; only an active token (a value) is kept. Every revocation through these repositories
+   * drops the cache when it commits, here and on the other instances.
+   */
+  readonly activeTokens: { through<T extends object>(token: string, load: () => Promise<T | undefined>): Promise<T | undefined> };
+  /** The user claims a grant's authorization request asked for at userinfo (OIDC Core 5.5); cached, they never change. */
+  readonly grantClaims: { userinfo(grantId: string): Promise<string[]> };
+  readonly rateLimits: {
+    /** Counts one event (or `increment`) under `key` in a fixed window shared by every instance. */
+    hit(key: string, limit: number, windowSeconds: number, now?: Date, increment?: number): Promise<RateLimitResult>;
+  };
+  /** Runs `fn` in one database transaction: all its writes commit together, or none do. */
+  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,406 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createRemoteJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, SignJWT } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiScopeDescription } from "@/lib/oauth/resources";
+import { startTestInstance, type TestInstance } from "./harness";
+import { Browser, makeClient as makeRp, makeUser as makeLoginUser, redirectParams, REDIRECT } from "./authorize-support";
+import { basic, CHALLENGE, makeClient, makeUser, token, verify, VERIFIER } from "./token-support";
+
+// API resources (RFC 8707 resource indicators), their scopes and roles, and introspection by the
+// API itself; seen from the management API, the token endpoint and a resource server.
+let t: TestInstance;
+beforeAll(async () => {
+  t = await startTestInstance();
+});
+afterAll(() => t.close());
+
+const ORDERS = "https://api.example/orders";
+const BILLING = "https://api.example/billing";
+
+async function json(res: Response): Promise<any> {
+  return res.json();
+}
+
+async function createApi(body: Record<string, unknown>): Promise<any> {
+  const res = await t.api("/management/v1/apis", { method: "POST", json: body });
+  expect(res.status).toBe(201);
+  return json(res);
+}
+
+async function introspect(auth: string, value: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(t.baseUrl + "/oauth/v2/introspect", {
+    method: "POST",
+    headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ token: value }).toString(),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+let orders: any;
+let billing: any;
+
+beforeAll(async () => {
+  orders = await createApi({
+    identifier: ORDERS,
+    name: "Orders",
+    scopes: [
+      { name: "orders:read", description: "Read your orders", descriptions: { de: "Ihre Bestellungen lesen" } },
+      { name: "orders:write", description: "Place orders" },
+    ],
+    roles: [
+      { key: "viewer", name: "Viewer" },
+      { key: "admin", name: "Administrator", description: "Everything" },
+    ],
+    accessTokenLifetime: 600,
+  });
+  billing = await createApi({ identifier: BILLING, name: "Billing", scopes: [{ name: "invoices:read" }], roles: [{ key: "clerk", name: "Clerk" }], accessTokenType: "opaque", accessTokenLifetime: 300 });
+});
+
+describe("API resources in the management API", () => {
+  it("creates, lists, reads and changes an API; the view has what was sent", async () => {
+    expect(orders).toMatchObject({
+      apiId: expect.any(String),
+      identifier: ORDERS,
+      name: "Orders",
+      scopes: [{ name: "orders:read", description: "Read your orders", descriptions: { de: "Ihre Bestellungen lesen" } }, { name: "orders:write", description: "Place orders" }],
+      roles: [
+        { key: "viewer", name: "Viewer", description: "" },
+        { key: "admin", name: "Administrator", description: "Everything" },
+      ],
+      accessTokenType: "jwt",
+      accessTokenLifetime: 600,
+      hasSecret: false,
+    });
+    const list = await json(await t.api("/management/v1/apis"));
+    expect(list.apis.map((a: any) => a.identifier)).toEqual(expect.arrayContaining([ORDERS, BILLING]));
+    expect((await json(await t.api(`/management/v1/apis/${orders.apiId}`))).identifier).toBe(ORDERS);
+    expect((await t.api("/management/v1/apis/nope")).status).toBe(404);
+
+    const renamed = await t.api(`/management/v1/apis/${billing.apiId}`, { method: "PATCH", json: { name: "Billing API" } });
+    expect(renamed.status).toBe(200);
+    expect((await json(renamed)).name).toBe("Billing API");
+  });
+
+  it("the consent page describes an API scope in the user's language, else in its default text", async () => {
+    const apis = await t.inst.store.apis.list();
+    expect(apiScopeDescription(apis, [ORDERS], "orders:read", "de")).toBe("Orders: Ihre Bestellungen lesen");
+    expect(apiScopeDescription(apis, [ORDERS], "orders:read", "fr")).toBe("Orders: Read your orders");
+    // Only the APIs the request named describe its scopes.
+    expect(apiScopeDescription(apis, [BILLING], "orders:read", "en")).toBeNull();
+  });
+
+  it("refuses bad input with field errors and codes, and a taken identifier with 409", async () => {
+    const bad = await t.api("/management/v1/apis", {
+      method: "POST",
+      json: { identifier: "orders", name: "x", scopes: [{ name: "openid" }, { name: "a b" }, { name: "ok" }, { name: "ok" }], roles: [{ key: "-x", name: "X" }] },
+    });
+    expect(bad.status).toBe(400);
+    const codes = (await json(bad)).fields.map((f: any) => `${f.path}:${f.code}`);
+    expect(codes).toEqual(
+      expect.arrayContaining(["identifier:api_identifier_invalid", "scopes.0.name:scope_name_reserved", "scopes.1.name:scope_name_invalid", "scopes.3.name:scope_duplicate", "roles.0.key:role_key_invalid"]),
+    );
+    const fragment = await t.api("/management/v1/apis", { method: "POST", json: { identifier: "https://api.example/x#frag", name: "x" } });
+    expect((await json(fragment)).fields[0].code).toBe("api_identifier_invalid");
+    const taken = await t.api("/management/v1/apis", { method: "POST", json: { identifier: ORDERS, name: "again" } });
+    expect(taken.status).toBe(409);
+    expect((await json(taken)).fields[0].code).toBe("api_identifier_taken");
+  });
+
+  it("checks a client's apiScopes against the APIs", async () => {
+    const res = await t.api("/management/v1/clients", {
+      method: "POST",
+      json: { name: "m2m", redirectUris: [], grantTypes: ["client_credentials"], responseTypes: [], apiScopes: { "https://nowhere.example": ["x"], [ORDERS]: ["orders:read", "orders:delete"] } },
+    });
+    expect(res.status).toBe(400);
+    const codes = (await json(res)).fields.map((f: any) => f.code);
+    expect(codes).toEqual(expect.arrayContaining(["api_unknown", "scope_unknown"]));
+  });
+
+  it("assigns roles to a user by API identifier, one by one and in bulk; unknown keys and ids are field errors", async () => {
+    const user = await makeUser(t);
+    const other = await makeUser(t);
+    const put = await t.api(`/management/v1/users/${user.id}/roles`, { method: "PUT", json: { [ORDERS]: ["viewer"] } });
+    expect(put.status).toBe(200);
+    expect(await json(put)).toEqual({ [ORDERS]: ["viewer"] });
+    const badRole = await t.api(`/management/v1/users/${user.id}/roles`, { method: "PUT", json: { [ORDERS]: ["owner"], "https://nowhere.example": [] } });
+    expect(badRole.status).toBe(400);
+    expect((await json(badRole)).fields.map((f: any) => f.code).sort()).toEqual(["api_unknown", "role_unknown"]);
+    expect((await t.api(`/management/v1/users/nobody/roles`)).status).toBe(404);
+
+    const bulk = await t.api(`/management/v1/apis/${orders.apiId}/roles/admin/holders`, { method: "POST", json: { userIds: [user.id, other.id] } });
+    expect(bulk.status).toBe(200);
+    expect((await json(bulk)).userIds).toEqual([user.id, other.id].sort());
+    expect(await json(await t.api(`/management/v1/users/${other.id}/roles`))).toEqual({ [ORDERS]: ["admin"] });
+    const unknownId = await t.api(`/management/v1/apis/${orders.apiId}/roles/admin/holders`, { method: "POST", json: { userIds: ["nobody"] } });
+    expect((await json(unknownId)).fields[0]).toMatchObject({ path: "userIds.0", code: "user_unknown" });
+    expect((await t.api(`/management/v1/apis/${orders.apiId}/roles/owner/holders`)).status).toBe(404);
+
+    const removed = await t.api(`/management/v1/apis/${orders.apiId}/roles/admin/holders`, { method: "DELETE", json: { userIds: [other.id] } });
+    expect((await json(removed)).userIds).toEqual([user.id]);
+    expect(await json(await t.api(`/management/v1/users/${user.id}/roles`))).toEqual({ [ORDERS]: ["admin", "viewer"] });
+  });
+
+  it("a role the API no longer defines is taken from everyone who held it", async () => {
+    const api = await createApi({ identifier: "https://api.example/temp", name: "Temp", roles: [{ key: "a", name: "A" }, { key: "b", name: "B" }] });
+    const user = await makeUser(t);
+    await t.api(`/management/v1/users/${user.id}/roles`, { method: "PUT", json: { [api.identifier]: ["a", "b"] } });
+    await t.api(`/management/v1/apis/${api.apiId}`, { method: "PATCH", json: { roles: [{ key: "b", name: "B" }] } });
+    expect(await json(await t.api(`/management/v1/users/${user.id}/roles`))).toEqual({ [api.identifier]: ["b"] });
+  });
+});
+
+describe("resource indicators at the token endpoint (client credentials)", () => {
+  it("a token for the API: aud is its identifier, scope the client's scopes there, the client's roles, the API's lifetime", async () => {
+    const { client, secret } = await makeClient(t, { apiScopes: { [ORDERS]: ["orders:read", "orders:write"] } });
+    await t.api(`/management/v1/clients/${client.id}/roles`, { method: "PUT", json: { [ORDERS]: ["viewer"] } });
+    const all = await token(t, { grant_type: "client_credentials", resource: ORDERS }, { auth: basic(client.id, secret!) });
+    expect(all.status).toBe(200);
+    expect(all.body.scope).toBe("orders:read orders:write");
+    expect(all.body.expires_in).toBe(600);
+    const { payload } = await verify(t, all.body.access_token);
+    expect(payload).toMatchObject({ aud: ORDERS, sub: client.id, scope: "orders:read orders:write", roles: ["viewer"] });
+
+    // `audience` is a synonym; a narrower scope is kept; an API scope alone names its API.
+    const narrow = await token(t, { grant_type: "client_credentials", audience: ORDERS, scope: "orders:read" }, { auth: basic(client.id, secret!) });
+    expect(narrow.body.scope).toBe("orders:read");
+    const inferred = await token(t, { grant_type: "client_credentials", scope: "orders:write" }, { auth: basic(client.id, secret!) });
+    expect(decodeJwt(inferred.body.access_token).aud).toBe(ORDERS);
+
+    // Without a resource or API scope: today's token, for the client itself.
+    const plain = await token(t, { grant_type: "client_credentials" }, { auth: basic(client.id, secret!) });
+    expect(decodeJwt(plain.body.access_token).aud).toBe(client.id);
+  });
+
+  it("invalid_target for an unknown, not allowed, relative or fragment resource; invalid_scope for a scope the client may not have", async () => {
+    const { client, secret } = await makeClient(t, { apiScopes: { [ORDERS]: ["orders:read"] } });
+    const auth = basic(client.id, secret!);
+    for (const resource of ["https://api.example/unknown", BILLING, "orders", `${ORDERS}#x`]) {
+      const r = await token(t, { grant_type: "client_credentials", resource }, { auth });
+      expect(r.status, resource).toBe(400);
+      expect(r.body.error, resource).toBe("invalid_target");
+    }
+    const two = await token(t, { grant_type: "client_credentials" }, { auth, body: `grant_type=client_credentials&resource=${encodeURIComponent(ORDERS)}&resource=${encodeURIComponent(BILLING)}` });
+    expect(two.body.error).toBe("invalid_target");
+    const scope = await token(t, { grant_type: "client_credentials", resource: ORDERS, scope: "orders:write" }, { auth });
+    expect(scope.status).toBe(400);
+    expect(scope.body.error).toBe("invalid_scope");
+    const unknown = await token(t, { grant_type: "client_credentials", scope: "nothing:here" }, { auth });
+    expect(unknown.body.error).toBe("invalid_scope");
+  });
+
+  it("an opaque-token API gets opaque tokens, with its own lifetime", async () => {
+    const { client, secret } = await makeClient(t, { apiScopes: { [BILLING]: ["invoices:read"] } });
+    const r = await token(t, { grant_type: "client_credentials", resource: BILLING }, { auth: basic(client.id, secret!) });
+    expect(r.status).toBe(200);
+    expect(r.body.access_token.split(".")).toHaveLength(1);
+    expect(r.body.expires_in).toBe(300);
+  });
+});
+
+describe("resource indicators at authorize, code exchange and refresh", () => {
+  it("the grant covers the APIs named at authorize; each token is for one of them, with that API's scopes and the user's roles there", async () => {
+    const { client, secret: s } = await makeClient(t, { apiScopes: { [ORDERS]: ["orders:read"], [BILLING]: ["invoices:read"] } });
+    const secret = s!;
+    const user = await makeLoginUser(t, `res-${Date.now()}`);
+    await t.api(`/management/v1/users/${user.id}/roles`, { method: "PUT", json: { [ORDERS]: ["viewer"], [BILLING]: ["clerk"] } });
+
+    const b = new Browser(t);
+    const q = new URLSearchParams({ client_id: client.id, redirect_uri: REDIRECT, response_type: "code", scope: "openid offline_access roles orders:read invoices:read", state: "s1", code_challenge: CHALLENGE, code_challenge_method: "S256" });
+    q.append("resource", ORDERS);
+    q.append("resource", BILLING);
+    const start = await b.authorizeRaw(`?${q}`);
+    const done = await b.signIn(start, user.username, "correct horse battery");
+    const code = redirectParams(done).get("code")!;
+    expect(code).toBeTruthy();
+
+    const auth = basic(client.id, secret);
+    // A resource the authorization request did not name: invalid_target, and the code stays usable.
+    const wrong = await token(t, { grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: VERIFIER, resource: "https://api.example/temp" }, { auth });
+    expect(wrong.body.error).toBe("invalid_target");
+
+    const exchanged = await token(t, { grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: VERIFIER, resource: ORDERS }, { auth });
+    expect(exchanged.status).toBe(200);
+    expect(exchanged.body.scope).toBe("openid offline_access roles orders:read");
+    const at = (await verify(t, exchanged.body.access_token)).payload;
+    expect(at).toMatchObject({ aud: ORDERS, sub: user.id, roles: ["viewer"] });
+    expect(at.scope).toBe("openid offline_access roles orders:read");
+    // The ID token is the client's, with the user's roles at every API (scope `roles`).
+    const id = (await verify(t, exchanged.body.id_token)).payload;
+    expect(id.aud).toBe(client.id);
+    expect(id.roles).toEqual({ [BILLING]: ["clerk"], [ORDERS]: ["viewer"] });
+
+    // The refresh token is exchanged for a token for the grant's other API (opaque there).
+    const billingToken = await token(t, { grant_type: "refresh_token", refresh_token: exchanged.body.refresh_token, resource: BILLING }, { auth });
+    expect(billingToken.status).toBe(200);
+    expect(billingToken.body.scope).toBe("openid offline_access roles invoices:read");
+    expect(billingToken.body.expires_in).toBe(300);
+    const seen = await introspect(auth, billingToken.body.access_token);
+    expect(seen.body).toMatchObject({ active: true, aud: BILLING, roles: ["clerk"] });
+
+    // Not covered by the grant: invalid_target; the presented refresh token is not spent by that.
+    const outside = await token(t, { grant_type: "refresh_token", refresh_token: billingToken.body.refresh_token, resource: "https://api.example/temp" }, { auth });
+    expect(outside.body.error).toBe("invalid_target");
+    const again = await token(t, { grant_type: "refresh_token", refresh_token: billingToken.body.refresh_token }, { auth });
+    expect(again.status).toBe(200);
+    // Without a resource: the first API the authorization request named.
+    expect(decodeJwt(again.body.access_token).aud).toBe(ORDERS);
+
+    // Userinfo takes the API's token (it carries openid) and answers the roles too.
+    const ui = await fetch(t.baseUrl + "/oidc/v1/userinfo", { headers: { authorization: `Bearer ${again.body.access_token}` } });
+    expect(ui.status).toBe(200);
+    expect((await ui.json()).roles).toEqual({ [BILLING]: ["clerk"], [ORDERS]: ["viewer"] });
+  });
+
+  it("at authorize: an unknown resource is invalid_target and an unknown scope invalid_scope, at the redirect URI with the state", async () => {
+    const client = await makeRp(t, { apiScopes: { [ORDERS]: ["orders:read"] } });
+    const b = new Browser(t);
+    const base = { client_id: client.id, redirect_uri: REDIRECT, response_type: "code", state: "s2", code_challenge: CHALLENGE, code_challenge_method: "S256" };
+    for (const [extra, error] of [
+      [{ scope: "openid", resource: "https://api.example/unknown" }, "invalid_target"],
+      [{ scope: "openid", resource: "not a uri" }, "invalid_target"],
+      [{ scope: "openid", resource: BILLING }, "invalid_target"],
+      [{ scope: "openid orders:write", resource: ORDERS }, "invalid_scope"],
+      [{ scope: "openid nothing:here" }, "invalid_scope"],
+    ] as const) {
+      const p = redirectParams(await b.authorize({ ...base, ...extra }));
+      expect(p.get("error"), JSON.stringify(extra)).toBe(error);
+      expect(p.get("state")).toBe("s2");
+    }
+  });
+});
+
+describe("a resource server", () => {
+  let server: Server;
+  let url: string;
+  let apiSecret: string;
+  beforeAll(async () => {
+    apiSecret = (await json(await t.api(`/management/v1/apis/${orders.apiId}/secret`, { method: "POST" }))).clientSecret;
+    const billingSecret = (await json(await t.api(`/management/v1/apis/${billing.apiId}/secret`, { method: "POST" }))).clientSecret as string;
+    const jwks = createRemoteJWKSet(new URL(t.baseUrl + "/oauth/v2/keys"));
+    // What an API does with a bearer token: a JWT is verified against the JWKS (issuer, audience);
+    // an opaque token is introspected with the API's own credentials.
+    const handle = async (req: IncomingMessage, res: ServerResponse) => {
+      const bearer = (req.headers.authorization ?? "").replace(/^Bearer /, "");
+      const needed = req.url === "/orders" ? { aud: ORDERS, role: "viewer", secret: apiSecret } : { aud: BILLING, role: "clerk", secret: billingSecret };
+      let roles: string[] = [];
+      try {
+        if (bearer.split(".").length === 3) {
+          const { payload } = await jwtVerify(bearer, jwks, { issuer: t.issuer, audience: needed.aud });
+          roles = (payload.roles as string[] | undefined) ?? [];
+        } else {
+          const seen = await introspect(basic(needed.aud, needed.secret), bearer);
+          if (!seen.body.active) throw new Error("inactive");
+          roles = seen.body.roles;
+        }
+      } catch {
+        res.writeHead(401).end();
+        return;
+      }
+      res.writeHead(roles.includes(needed.role) ? 200 : 403).end();
+    };
+    server = createServer((req, res) => void handle(req, res));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(
+    () =>
+      new Promise<void>((r) => {
+        server.close(() => {
+          r();
+        });
+      }),
+  );
+
+  it("accepts a token for itself with the role, refuses another API's token and a token without the role", async () => {
+    const { client, secret } = await makeClient(t, { apiScopes: { [ORDERS]: ["orders:read"], [BILLING]: ["invoices:read"] } });
+    const auth = basic(client.id, secret!);
+    const forOrders = (await token(t, { grant_type: "client_credentials", resource: ORDERS }, { auth })).body.access_token;
+    const forBilling = (await token(t, { grant_type: "client_credentials", resource: BILLING }, { auth })).body.access_token;
+    const call = (path: string, at: string) => fetch(url + path, { headers: { authorization: `Bearer ${at}` } }).then((r) => r.status);
+    expect(await call("/orders", forOrders)).toBe(403); // no role yet
+    expect(await call("/orders", forBilling)).toBe(401); // not for this API
+    await t.api(`/management/v1/clients/${client.id}/roles`, { method: "PUT", json: { [ORDERS]: ["viewer"], [BILLING]: ["clerk"] } });
+    const withRole = (await token(t, { grant_type: "client_credentials", resource: ORDERS }, { auth })).body.access_token;
+    expect(await call("/orders", withRole)).toBe(200);
+    // Introspection answers the roles as they are now, so the opaque token's holder gets in at once.
+    expect(await call("/billing", forBilling)).toBe(200);
+  });
+
+  it("introspection by the API: active only for tokens whose audience includes it; a wrong secret is invalid_client", async () => {
+    const { client, secret } = await makeClient(t, { apiScopes: { [ORDERS]: ["orders:read"] } });
+    const auth = basic(client.id, secret!);
+    const mine = (await token(t, { grant_type: "client_credentials", resource: ORDERS }, { auth })).body.access_token;
+    const notMine = (await token(t, { grant_type: "client_credentials" }, { auth })).body.access_token;
+    const asApi = basic(ORDERS, apiSecret);
+    expect((await introspect(asApi, mine)).body).toMatchObject({ active: true, aud: ORDERS, client_id: client.id, scope: "orders:read" });
+    expect((await introspect(asApi, notMine)).body).toEqual({ active: false });
+    const wrong = await introspect(basic(ORDERS, "wrong"), mine);
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error).toBe("invalid_client");
+    // The client keeps introspecting its own tokens.
+    expect((await introspect(auth, mine)).body.active).toBe(true);
+  });
+});
+
+describe("introspection by an API with private_key_jwt", () => {
+  it("an API with registered keys signs its own assertion; a replayed or foreign-signed one is invalid_client", async () => {
+    const { publicKey, privateKey } = await generateKeyPair("ES256");
+    const jwk = { ...(await exportJWK(publicKey)), kid: "api-1", use: "sig" };
+    const patched = await t.api(`/management/v1/apis/${orders.apiId}`, { method: "PATCH", json: { jwks: { keys: [jwk] } } });
+    expect(patched.status).toBe(200);
+    expect((await json(patched)).jwks.keys[0].kid).toBe("api-1");
+    const bad = await t.api(`/management/v1/apis/${orders.apiId}`, { method: "PATCH", json: { jwks: { keys: [{ kty: "oct", k: "c2VjcmV0" }] } } });
+    expect(bad.status).toBe(400);
+
+    const { client, secret } = await makeClient(t, { apiScopes: { [ORDERS]: ["orders:read"] } });
+    const at = (await token(t, { grant_type: "client_credentials", resource: ORDERS }, { auth: basic(client.id, secret!) })).body.access_token;
+    const sign = (key: CryptoKey, jti: string) =>
+      new SignJWT({ jti })
+        .setProtectedHeader({ alg: "ES256", kid: "api-1" })
+        .setIssuer(ORDERS)
+        .setSubject(ORDERS)
+        .setAudience(t.issuer + "/oauth/v2/introspect")
+        .setIssuedAt()
+        .setExpirationTime("2m")
+        .sign(key);
+    const call = async (assertion: string) => {
+      const res = await fetch(t.baseUrl + "/oauth/v2/introspect", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token: at, client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer", client_assertion: assertion }).toString(),
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    const assertion = await sign(privateKey, "one");
+    expect((await call(assertion)).body).toMatchObject({ active: true, aud: ORDERS });
+    const replay = await call(assertion);
+    expect(replay.status).toBe(401);
+    expect(replay.body.error).toBe("invalid_client");
+    const other = await generateKeyPair("ES256");
+    expect((await call(await sign(other.privateKey, "two"))).body.error).toBe("invalid_client");
+  });
+});
+
+describe("discovery and deletion", () => {
+  it("discovery lists every API scope and roles in scopes_supported", async () => {
+    const doc = await json(await fetch(t.baseUrl + "/.well-known/openid-configuration"));
+    expect(doc.scopes_supported).toEqual(expect.arrayContaining(["openid", "roles", "orders:read", "orders:write", "invoices:read"]));
+  });
+
+  it("deleting an API: its tokens stop introspecting as active, clients stop naming it, its roles go", async () => {
+    const api = await createApi({ identifier: "https://api.example/doomed", name: "Doomed", scopes: [{ name: "doom" }], roles: [{ key: "r", name: "R" }] });
+    const { client, secret } = await makeClient(t, { apiScopes: { [api.identifier]: ["doom"] } });
+    const user = await makeUser(t);
+    await t.api(`/management/v1/users/${user.id}/roles`, { method: "PUT", json: { [api.identifier]: ["r"] } });
+    const auth = basic(client.id, secret!);
+    const at = (await token(t, { grant_type: "client_credentials", resource: api.identifier }, { auth })).body.access_token;
+    expect((await introspect(auth, at)).body.active).toBe(true);
+
+    expect((await t.api(`/management/v1/apis/${api.apiId}`, { method: "DELETE" })).status).toBe(204);
+    expect((await introspect(auth, at)).body.active).toBe(false);
+    expect((await json(await t.api(`/management/v1/clients/${client.id}`))).apiScopes).toEqual({});
+    expect(await json(await t.api(`/management/v1/users/${user.id}/roles`))).toEqual({});
+    expect((await token(t, { grant_type: "client_credentials", resource: api.identifier }, { auth })).body.error).toBe("invalid_target");
+  });
+});

@@ -1,0 +1,230 @@
+import { createHash } from "node:crypto";
+import { createLocalJWKSet, decodeJwt, jwtVerify } from "jose";
+import { beforeEach, describe, expect, it } from "vitest";
+import { Caches } from "@/lib/store/caches";
+import { createLogger } from "@/lib/log";
+import { OAuthError } from "@/lib/protocol/errors";
+import { GRANTS } from "@/lib/oauth/token-endpoint";
+import type { TokenResponse } from "@/lib/oauth/grants/types";
+import type { Client } from "@/lib/store/clients";
+import { defaultSettings, type Settings } from "@/lib/store/settings";
+import type { User } from "@/lib/store/users";
+import { MemoryStore } from "./fakes/memory-store";
+
+/**
+ * The grants against the repository interfaces alone (lib/store/repositories.ts), with an
+ * in-memory store: no database, no HTTP. What they show: each grant's writes happen inside one
+ * transaction (a failure at any write leaves the state as it was, and the code or refresh token
+ * still works), and what a client gets back. The same behaviour against PGlite and PostgreSQL is
+ * in test/token-atomic.test.ts.
+ */
+
+const ISSUER = "https://idp.unit";
+const REDIRECT = "https://rp.unit/cb";
+const settings = { ...defaultSettings(ISSUER, "unit"), updatedAt: new Date() } as Settings;
+
+let m: MemoryStore;
+let client: Client;
+let user: User;
+
+function makeClient(o: Partial<Client> = {}): Client {
+  const now = new Date();
+  return {
+    id: "unit-client",
+    name: "unit",
+    redirectUris: [REDIRECT],
+    postLogoutRedirectUris: [],
+    responseTypes: ["code"],
+    grantTypes: ["authorization_code", "refresh_token", "client_credentials"],
+    authMethod: "client_secret_basic",
+    jwks: null,
+    allowedOrigins: null,
+    firstParty: true,
+    apiScopes: {},
+    accessTokenType: "jwt",
+    idTokenUserinfoAssertion: false,
+    accessTokenLifetime: 900,
+    idTokenLifetime: 600,
+    refreshTokenLifetime: 86_400,
+    secretHash: null,
+    createdAt: now,
+    updatedAt: now,
+    ...o,
+  };
+}
+
+beforeEach(async () => {
+  m = await MemoryStore.create(settings);
+  client = makeClient();
+  m.clients.set(client.id, client);
+  const now = new Date();
+  user = {
+    id: "unit-user",
+    type: "human",
+    username: "jane",
+    email: "jane@example.com",
+    emailVerified: true,
+    givenName: "Jane",
+    familyName: "Doe",
+    nickname: null,
+    name: null,
+    description: null,
+    locale: null,
+    phone: null,
+    phoneVerified: false,
+    address: null,
+    roles: [],
+    locked: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+  m.users.set(user.id, user);
+});
+
+function grant(type: string, form: Record<string, string>, c: Client = client): Promise<TokenResponse> {
+  return GRANTS[type]!.handle({
+    request: new Request(`${ISSUER}/oauth/v2/token`, { method: "POST" }),
+    form: new Map(Object.entries({ grant_type: type, ...form })),
+    store: m.store,
+    masterKey: Buffer.alloc(32, 7),
+    issuer: ISSUER,
+    caches: new Caches(),
+    log: createLogger("silent"),
+    settings,
+    client: c,
+    audit: { type: "client", id: c.id },
+  });
+}
+
+async function refused(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(OAuthError);
+  return (err as OAuthError).error;
+}
+
+async function issueCode(scopes = ["openid", "offline_access"], codeChallenge: string | null = null): Promise<string> {
+  const { id } = await m.store.grants.create({ clientId: client.id, userId: user.id, sessionId: null, grantType: "authorization_code", scopes, expiresAt: new Date(Date.now() + 3_600_000) });
+  return m.store.codes.create({
+    grantId: id,
+    clientId: client.id,
+    userId: user.id,
+    sessionId: null,
+    redirectUri: REDIRECT,
+    scopes,
+    nonce: "n-1",
+    codeChallenge,
+    codeChallengeMethod: codeChallenge ? "S256" : null,
+    authTime: new Date(),
+    amr: ["pwd"],
+    lifetimeSeconds: 60,
+  });
+}
+
+describe("authorization_code against the repositories", () => {
+  it("redeems a code once: tokens signed with the store's key, one transaction, then invalid_grant and the grant revoked", async () => {
+    const code = await issueCode();
+    const body = await grant("authorization_code", { code, redirect_uri: REDIRECT });
+    expect(body.token_type).toBe("Bearer");
+    expect(body.refresh_token).toBeTruthy();
+    const { payload } = await jwtVerify(body.id_token!, createLocalJWKSet(m.jwks), { issuer: ISSUER, audience: client.id });
+    expect(payload).toMatchObject({ sub: user.id, nonce: "n-1", amr: ["pwd"] });
+    expect(decodeJwt(body.access_token)).toMatchObject({ sub: user.id, client_id: client.id });
+    expect(m.transactions).toBe(1);
+    expect(m.state.audit.map((a) => a.event.action)).toEqual(["token.issued"]);
+
+    expect(await refused(grant("authorization_code", { code, redirect_uri: REDIRECT }))).toBe("invalid_grant");
+    // The replay's revocation committed although the answer was an error.
+    const g = [...m.state.grants.values()][0]!;
+    expect(g.revokedAt).not.toBeNull();
+    expect(m.state.audit.map((a) => a.event.action)).toEqual(["token.issued", "grant.revoked"]);
+  });
+
+  for (const failAt of ["codes.markUsed", "tokens.createFamily", "tokens.insertOpaque.refresh", "audit.record"]) {
+    it(`a failure at ${failAt} leaves nothing written, and the code still works once`, async () => {
+      const code = await issueCode();
+      const before = m.state;
+      m.failNext = failAt;
+      await expect(grant("authorization_code", { code, redirect_uri: REDIRECT })).rejects.toThrow(`injected failure at ${failAt}`);
+      expect(m.state).toBe(before);
+      expect([...m.state.codes.values()][0]!.usedAt).toBeNull();
+      expect(m.state.tokens.size).toBe(0);
+      expect(m.state.audit).toEqual([]);
+
+      const body = await grant("authorization_code", { code, redirect_uri: REDIRECT });
+      expect(body.access_token).toBeTruthy();
+      expect(await refused(grant("authorization_code", { code, redirect_uri: REDIRECT }))).toBe("invalid_grant");
+    });
+  }
+
+  it("refuses a code for another redirect URI or client, and without the verifier of its challenge, changing nothing", async () => {
+    const verifier = "v".repeat(43);
+    const challenge = createHash("sha256").update(verifier).digest("base64url");
+    const code = await issueCode(["openid"], challenge);
+    expect(await refused(grant("authorization_code", { code, redirect_uri: "https://rp.unit/other", code_verifier: verifier }))).toBe("invalid_grant");
+    const other = makeClient({ id: "other-client" });
+    expect(await refused(grant("authorization_code", { code, redirect_uri: REDIRECT, code_verifier: verifier }, other))).toBe("invalid_grant");
+    expect(await refused(grant("authorization_code", { code, redirect_uri: REDIRECT }))).toBe("invalid_grant");
+    expect(await refused(grant("authorization_code", { code, redirect_uri: REDIRECT, code_verifier: "w".repeat(43) }))).toBe("invalid_grant");
+    expect([...m.state.codes.values()][0]!.usedAt).toBeNull();
+    expect(m.state.audit).toEqual([]);
+    expect((await grant("authorization_code", { code, redirect_uri: REDIRECT, code_verifier: verifier })).id_token).toBeTruthy();
+  });
+});
+
+describe("refresh_token against the repositories", () => {
+  async function firstRefresh(): Promise<string> {
+    const code = await issueCode();
+    return (await grant("authorization_code", { code, redirect_uri: REDIRECT })).refresh_token!;
+  }
+
+  it("rotates: the successor works, the presented token presented again revokes the family", async () => {
+    const rt1 = await firstRefresh();
+    const second = await grant("refresh_token", { refresh_token: rt1 });
+    expect(second.refresh_token).toBeTruthy();
+    expect(second.refresh_token).not.toBe(rt1);
+    const third = await grant("refresh_token", { refresh_token: second.refresh_token! });
+    expect(third.access_token).toBeTruthy();
+
+    expect(await refused(grant("refresh_token", { refresh_token: rt1 }))).toBe("invalid_grant");
+    const family = [...m.state.families.values()][0]!;
+    expect(family.revokedReason).toBe("refresh_reuse");
+    expect(await refused(grant("refresh_token", { refresh_token: third.refresh_token! }))).toBe("invalid_grant");
+  });
+
+  it("a failure after the rotation leaves the presented token unrotated, so the retry is not taken for reuse", async () => {
+    const rt1 = await firstRefresh();
+    m.failNext = "tokens.insertOpaque.refresh";
+    await expect(grant("refresh_token", { refresh_token: rt1 })).rejects.toThrow("injected failure");
+    const presented = [...m.state.tokens.values()].find((t) => t.kind === "refresh")!;
+    expect(presented.rotatedAt).toBeNull();
+    const retry = await grant("refresh_token", { refresh_token: rt1 });
+    expect(retry.refresh_token).toBeTruthy();
+    expect([...m.state.families.values()][0]!.revokedAt).toBeNull();
+  });
+});
+
+describe("client_credentials against the repositories", () => {
+  it("a JWT access token writes nothing and opens no transaction", async () => {
+    const body = await grant("client_credentials", { scope: "openid offline_access" });
+    expect(decodeJwt(body.access_token)).toMatchObject({ sub: client.id, client_id: client.id });
+    expect(body.refresh_token).toBeUndefined();
+    expect(m.writes).toEqual([]);
+    expect(m.transactions).toBe(0);
+  });
+
+  it("an opaque token writes its grant, the token and the audit event in one transaction, or nothing", async () => {
+    const opaque = makeClient({ accessTokenType: "opaque" });
+    m.failNext = "audit.record";
+    await expect(grant("client_credentials", {}, opaque)).rejects.toThrow("injected failure");
+    expect(m.state.grants.size).toBe(0);
+    expect(m.state.tokens.size).toBe(0);
+
+    const body = await grant("client_credentials", {}, opaque);
+    expect(m.writes.slice(-3)).toEqual(["grants.create", "tokens.insertOpaque.access", "audit.record"]);
+    expect(m.transactions).toBe(2);
+    expect((await m.store.tokens.findByValue(body.access_token))?.kind).toBe("access");
+  });
+});
