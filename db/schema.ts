@@ -77,7 +77,14 @@ export type AccountPolicy = {
   emailVerification?: "off" | "optional" | "required";
   /** Whether the registration page asks for the given and family name. */
   registrationNames?: RegistrationNames;
+  /**
+   * Second factors: `off` (none offered or asked), `optional` (users may enrol one; who has one
+   * is asked for it at every sign-in), `required` (every sign-in needs one; enrolment is part of
+   * the next sign-in of a user without one).
+   */
+  mfa?: MfaPolicy;
 };
+export type MfaPolicy = "off" | "optional" | "required";
 export type RegistrationNames = "required" | "optional" | "hidden";
 export type PasswordPolicy = {
   minLength: number;
@@ -489,7 +496,9 @@ export const authRequests = pgTable(
     /** `sub` of a verified id_token_hint. */
     hintSubject: text("hint_subject"),
     /** The `claims` parameter as lib/oauth/claims-request.ts reduced it (OIDC Core 5.5). */
-    claims: jsonb("claims").$type<{ idToken: string[]; userinfo: string[]; subjects: string[] | null } | null>(),
+    claims: jsonb("claims").$type<{ idToken: string[]; userinfo: string[]; subjects: string[] | null; acr?: string[] | null } | null>(),
+    /** Authentication context classes asked for (`acr_values`, an essential `acr` claim). */
+    acrValues: text("acr_values").array().notNull().default(sql`'{}'::text[]`),
     /** API identifiers asked for with `resource` (RFC 8707). */
     resources: text("resources").array().notNull().default(sql`'{}'::text[]`),
     locale: text("locale").notNull(),
@@ -659,4 +668,48 @@ export const emailVerifications = pgTable(
     createdAt: created(),
   },
   (t) => [index("email_verifications_user_idx").on(t.userId)],
+);
+
+/**
+ * A user's second factors. A TOTP authenticator (RFC 6238) keeps its secret encrypted under the
+ * master key and the last time step it accepted (a code is good once); it is pending until the
+ * first code proves the enrolment (`confirmedAt`). A passkey is a WebAuthn credential: its id,
+ * public key (COSE, base64url), signature counter and whether it is synced (`deviceType`).
+ */
+export const userFactors = pgTable(
+  "user_factors",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    type: text("type").$type<"totp" | "webauthn">().notNull(),
+    name: text("name").notNull(),
+    secretEnc: text("secret_enc"),
+    lastStep: integer("last_step"),
+    credentialId: text("credential_id").unique(),
+    publicKey: text("public_key"),
+    signCount: integer("sign_count").notNull().default(0),
+    transports: text("transports").array().notNull().default(sql`'{}'::text[]`),
+    deviceType: text("device_type"),
+    confirmedAt: ts("confirmed_at"),
+    lastUsedAt: ts("last_used_at"),
+    createdAt: created(),
+  },
+  (t) => [index("user_factors_user_idx").on(t.userId)],
+);
+
+/** Ten single-use recovery codes per user, stored only as HMACs under the master key. */
+export const recoveryCodes = pgTable(
+  "recovery_codes",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    codeHash: text("code_hash").notNull(),
+    usedAt: ts("used_at"),
+    createdAt: created(),
+  },
+  (t) => [index("recovery_codes_user_idx").on(t.userId)],
 );

@@ -4,6 +4,7 @@ import { insertClient, type Client, type NewClient } from "@/lib/store/clients";
 import { insertUser } from "@/lib/store/users";
 import { handleAuthorize, handleAuthorizeCallback } from "@/lib/oauth/authorize";
 import { handleSubmitAccount, handleSubmitForgot, handleSubmitVerifyEmail, handleSubmitLoginName, handleSubmitPassword, handleSubmitRegister } from "@/lib/login/handlers";
+import { handleSubmitEnrolFactor, handleSubmitRecoveryCodes, handleSubmitSecondFactor } from "@/lib/login/factor-handlers";
 import type { TestInstance } from "./harness";
 
 export const REDIRECT = "https://rp.example/cb";
@@ -71,12 +72,22 @@ export class Browser {
   }
 
   async post(
-    step: "loginname" | "password" | "account" | "register" | "forgot" | "verify-email",
+    step: "loginname" | "password" | "account" | "register" | "forgot" | "verify-email" | "factor" | "factor-enrol" | "recovery-codes",
     authRequest: string,
     fields: Record<string, string>,
     opts: { csrf?: string | null; origin?: string } = {},
   ): Promise<Response> {
-    const handler = { loginname: handleSubmitLoginName, password: handleSubmitPassword, account: handleSubmitAccount, register: handleSubmitRegister, forgot: handleSubmitForgot, "verify-email": handleSubmitVerifyEmail }[step];
+    const handler = {
+      loginname: handleSubmitLoginName,
+      password: handleSubmitPassword,
+      account: handleSubmitAccount,
+      register: handleSubmitRegister,
+      forgot: handleSubmitForgot,
+      "verify-email": handleSubmitVerifyEmail,
+      factor: handleSubmitSecondFactor,
+      "factor-enrol": handleSubmitEnrolFactor,
+      "recovery-codes": handleSubmitRecoveryCodes,
+    }[step];
     const csrf = opts.csrf === undefined ? await this.csrf(authRequest) : opts.csrf;
     const body = new URLSearchParams({ authRequest, ...(csrf === null ? {} : { csrf }), ...fields });
     return this.store(

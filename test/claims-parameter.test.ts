@@ -107,7 +107,8 @@ describe("claims requested by name", () => {
     expect(id.given_name).toBe("Alice");
     expect(id.email).toBeUndefined(); // scope claims stay out of an ID token issued with an access token
     expect(id.favourite_colour).toBeUndefined();
-    expect(id.acr).toBeUndefined();
+    // A non-essential acr request changes nothing: acr says what the sign-in achieved (a password).
+    expect(id.acr).toBe("urn:torii:acr:pwd");
     const info = await oidc.fetchUserInfo(rp.config, tokens.access_token, alice.id);
     expect(info).toEqual({ sub: alice.id, email: "alice@mail.example", email_verified: true, phone_number: "+41 44 123 45 67" });
   });
@@ -279,7 +280,7 @@ describe("a wrong claims parameter is invalid_request with the state, refused be
     await expect(oidc.implicitAuthentication(implicitRp.config, d.toRp, nonce, { expectedState: state })).rejects.toMatchObject({ error: "invalid_request" });
   });
 
-  it("an essential acr with values cannot be met: access_denied (Core 5.5.1.1)", async () => {
+  it("an essential acr with values Torii does not have cannot be met: access_denied (Core 5.5.1.1)", async () => {
     const b = new Browser(t);
     const state = oidc.randomState();
     const claims = JSON.stringify({ id_token: { acr: { essential: true, values: ["urn:mace:incommon:iap:silver"] } } });

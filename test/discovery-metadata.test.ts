@@ -39,6 +39,7 @@ const FIELDS: Record<string, Kind> = {
   introspection_endpoint_auth_signing_alg_values_supported: "strings",
   display_values_supported: "strings",
   claim_types_supported: "strings",
+  acr_values_supported: "strings",
   claims_supported: "strings",
   ui_locales_supported: "strings",
   prompt_values_supported: "strings",

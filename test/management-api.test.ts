@@ -153,6 +153,8 @@ describe("GET /management/v1/openapi.json", () => {
       "/users/{userId}/consents": ["get"],
       "/users/{userId}/consents/{clientId}": ["delete"],
       "/users/{userId}/lockout": ["delete", "get"],
+      "/users/{userId}/factors": ["delete", "get"],
+      "/users/{userId}/factors/{factorId}": ["delete"],
       "/users/{userId}/roles": ["get", "put"],
       "/clients/{clientId}/roles": ["get", "put"],
       "/apis": ["get", "post"],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Prompt } from "@/lib/oauth/params/authorize";
+import { ACR } from "@/lib/protocol/vocabulary";
 import { chooserEntries, nextStep, offersRegistration, type PolicyAccount, type PolicyInput, type Step } from "@/lib/login/signin-policy";
 
 /**
@@ -81,6 +82,10 @@ function show(step: Step<Acc>): string {
       return `consent ${step.account.label}`;
     case "verifyEmail":
       return `verifyEmail ${step.account.label}`;
+    case "secondFactor":
+      return `secondFactor ${step.account.label}`;
+    case "enrolFactor":
+      return `enrolFactor ${step.account.label}`;
     case "error":
       return step.error;
   }
@@ -352,5 +357,60 @@ describe("email verification (the account prompt)", () => {
     const consent = { scopes: ["openid"], denied: false, given: {} };
     expect(show(nextStep({ ...input(base), requireVerifiedEmail: true, consent }))).toBe("verifyEmail alice");
     expect(show(nextStep({ ...input({ ...base, sessions: [account("alice", OLD)] }), requireVerifiedEmail: true, consent }))).toBe("consent alice");
+  });
+});
+
+describe("second factors (the account prompt): mfa policy × enrolled × session amr × acr_values × prompt", () => {
+  const MFA = ["off", "optional", "required"] as const;
+  const ACRS: Record<string, string[]> = {
+    absent: [],
+    mfaFirst: [ACR.multiFactor, ACR.password],
+    passwordFirst: [ACR.password, ACR.multiFactor],
+    unknownThenMfa: ["urn:other:gold", ACR.multiFactor],
+  };
+  const rows: { mfa: (typeof MFA)[number]; enrolled: boolean; amr: "pwd" | "mfa"; acr: string; prompt: "absent" | "none" }[] = [];
+  for (const mfa of MFA)
+    for (const enrolled of [false, true])
+      for (const amr of ["pwd", "mfa"] as const)
+        for (const acr of Object.keys(ACRS)) for (const prompt of ["absent", "none"] as const) rows.push({ mfa, enrolled, amr, acr, prompt });
+
+  /**
+   * Off never asks. Otherwise a session without `mfa` in its amr is asked for a factor when the
+   * user has one, when the instance requires one, or when the client's preferred class is
+   * multi-factor; a user who has none enrols one. prompt=none: interaction_required.
+   */
+  function expected(r: (typeof rows)[number]): string {
+    const needed = r.mfa !== "off" && r.amr !== "mfa" && (r.enrolled || r.mfa === "required" || r.acr === "mfaFirst" || r.acr === "unknownThenMfa");
+    if (!needed) return "finish alice";
+    if (r.prompt === "none") return "interaction_required";
+    return r.enrolled ? "secondFactor alice" : "enrolFactor alice";
+  }
+
+  it("covers all 96 combinations", () => {
+    expect(rows).toHaveLength(96);
+  });
+
+  it.each(rows)("mfa=$mfa enrolled=$enrolled amr=$amr acr_values=$acr prompt=$prompt", (r) => {
+    const session = { ...account("alice", OLD), amr: r.amr === "mfa" ? ["pwd", "otp", "mfa"] : ["pwd"], hasSecondFactor: r.enrolled };
+    const base = input({ prompt: r.prompt === "none" ? ["none"] : [], sessions: [session], maxAge: null, hintSubject: null, loginHint: null });
+    const step = nextStep({ ...base, request: { ...base.request, acrValues: ACRS[r.acr] }, mfa: r.mfa });
+    expect(show(step)).toBe(expected(r));
+  });
+
+  it("comes after the sign-in (a stale session asks for its password first) and before the address code and consent", () => {
+    const session = { ...account("alice", OLD), amr: ["pwd"], hasSecondFactor: true, emailUnverified: true };
+    const base = input({ prompt: [], sessions: [session], maxAge: 60, hintSubject: null, loginHint: null });
+    expect(show(nextStep({ ...base, mfa: "optional" }))).toBe("password alice");
+    const fresh = input({ prompt: [], sessions: [session], maxAge: null, hintSubject: null, loginHint: null });
+    const consent = { scopes: ["openid"], denied: false, given: {} };
+    expect(show(nextStep({ ...fresh, mfa: "optional", requireVerifiedEmail: true, consent }))).toBe("secondFactor alice");
+    const done = { ...session, amr: ["pwd", "otp", "mfa"] };
+    expect(show(nextStep({ ...fresh, sessions: [done], mfa: "optional", requireVerifiedEmail: true, consent }))).toBe("verifyEmail alice");
+  });
+
+  it("the chooser counts an account whose next step is its second factor as ready (no password again)", () => {
+    const session = { ...account("alice", OLD), amr: ["pwd"], hasSecondFactor: true };
+    const entries = chooserEntries({ ...input({ prompt: [], sessions: [session], maxAge: null, hintSubject: null, loginHint: null }), mfa: "optional" });
+    expect(entries.map((e) => e.ready)).toEqual([true]);
   });
 });

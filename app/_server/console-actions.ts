@@ -250,6 +250,22 @@ export async function liftUserLockout(prev: ActionState, form: FormData): Promis
   })(prev, form);
 }
 
+export async function removeUserFactor(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const r = await call(admin.user, "deleteUserFactor", { params: { userId: id(f, "userId"), factorId: id(f, "factorId") } });
+    if (!r.ok) return failure(r, [], t);
+    return { ok: true, message: t("users.factorRemoved") };
+  })(prev, form);
+}
+
+export async function resetUserFactors(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const r = await call(admin.user, "resetUserFactors", { params: { userId: id(f, "userId") } });
+    if (!r.ok) return failure(r, [], t);
+    return { ok: true, message: t("users.factorsWereReset") };
+  })(prev, form);
+}
+
 export async function deleteUser(prev: ActionState, form: FormData): Promise<ActionState> {
   const out = await guarded(async (admin, f, t) => {
     const r = await call(admin.user, "deleteUser", { params: { userId: id(f, "userId") } });
@@ -345,6 +361,7 @@ export async function saveSettings(prev: ActionState, form: FormData): Promise<A
     const parsed = nestedNumbers(f, SETTINGS_GROUPS);
     const body: Record<string, unknown> = { primaryDomain: formText(f, "primaryDomain"), defaultLocale: formText(f, "defaultLocale"), ...parsed.body };
     if (f.has("emailVerification")) body.emailVerification = formText(f, "emailVerification");
+    if (f.has("mfa")) body.mfa = formText(f, "mfa");
     const reuse = f.get("refreshTokenReuseIntervalSeconds");
     // A number when it is one; anything else goes to the API as typed, which names the field in its error.
     if (typeof reuse === "string") body.refreshTokenReuseIntervalSeconds = /^\s*-?\d+\s*$/.test(reuse) ? Number(reuse) : reuse;

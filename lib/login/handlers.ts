@@ -3,12 +3,13 @@ import { BodyTooLarge, bodyTooLargeResponse, isFormEncoded, MAX_FORM_BYTES, read
 import { clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
-import { nextStep, offersRegistration, type PolicyAccount } from "@/lib/login/signin-policy";
+import { ACCOUNT_STEPS, nextStep, offersRegistration, type PolicyAccount } from "@/lib/login/signin-policy";
 import { sameOrigin, verifyCsrf } from "@/lib/session/csrf";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { grantConsent } from "@/lib/store/consents";
+import { listFactors } from "@/lib/store/factors";
 import { liveSessions, recordAuthentication } from "@/lib/store/sessions";
 import { hitRateLimit } from "@/lib/store/rate-limit";
 import { getSettings, type Settings } from "@/lib/store/settings";
@@ -22,7 +23,7 @@ import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
 import { registerUser, validateRegistration } from "./register";
 import { asAccount, consentRequestOf, interactionPage, loadPolicyInput, pendingStep, policyRequestOf } from "./steps";
 
-type Flow = {
+export type Flow = {
   request: Request;
   inst: Engine;
   settings: Settings;
@@ -54,7 +55,7 @@ async function openFlow(inst: Engine, request: Request): Promise<Flow | Response
   return { request, inst, settings, uaId: ua.id, id, authRequest, form, actor };
 }
 
-function guarded(fn: (flow: Flow) => Promise<Response>) {
+export function guarded(fn: (flow: Flow) => Promise<Response>) {
   return async (inst: Engine, request: Request): Promise<Response> => {
     try {
       const flow = await openFlow(inst, request);
@@ -131,9 +132,11 @@ export const handleSubmitPassword = guarded(async (flow) => {
     details: { amr: ["pwd"] },
   });
   await updateAuthRequest(inst.db, id, { sessionId: session.id, formError: null, formValues: null });
-  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, [
-    deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, result.user.id),
-  ]);
+  // The device cookie exempts a browser from the account's lock: a user with a second factor
+  // earns it only once that factor is through too (lib/login/factor-handlers.ts).
+  const factorNext = accountPolicyOf(settings).mfa !== "off" && (await listFactors(inst.db, result.user.id)).length > 0;
+  const trusted = factorNext ? [] : [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, result.user.id)];
+  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, trusted);
 });
 
 /**
@@ -158,7 +161,7 @@ async function refusal(flow: Flow, account: PolicyAccount): Promise<Response | n
   // for another `sub`): the authentication itself stands, and the callback, asking the policy
   // with this session, answers the client with the error in its response mode. The consent
   // screen comes after the session exists: the callback sends the browser there.
-  if (step.step === "finish" || step.step === "error" || step.step === "consent" || step.step === "verifyEmail") return null;
+  if (step.step === "finish" || step.step === "error" || ACCOUNT_STEPS.includes(step.step)) return null;
   const next = interactionPage(step, id);
   await updateAuthRequest(inst.db, id, next.patch);
   return seeOther(next.location);

@@ -28,6 +28,14 @@ export const LOGIN_PATHS = {
   submitVerifyEmail: "/ui/login/submit/verify-email",
   verifyLink: "/ui/login/verify",
   submitVerifyLink: "/ui/login/submit/verify",
+  /** Second factors during sign-in: the code of an authenticator (or a recovery code), and enrolment. */
+  secondFactor: "/ui/login/factor",
+  submitSecondFactor: "/ui/login/submit/factor",
+  enrolFactor: "/ui/login/factor/enrol",
+  submitEnrolFactor: "/ui/login/submit/factor-enrol",
+  /** The recovery codes, shown once after the first factor was enrolled during sign-in. */
+  recoveryCodes: "/ui/login/factor/recovery-codes",
+  submitRecoveryCodes: "/ui/login/submit/recovery-codes",
 } as const;
 
 export const CALLBACK_PATH = "/oauth/v2/authorize/callback";

@@ -61,7 +61,12 @@
  *
  * ## Account
  *
- * Then the `account` prompt: `email_unverified`, when the instance requires verified addresses
+ * Then the `account` prompt. First `second_factor` (settings `mfa`, input `mfa`; `off` never
+ * asks): the account's session has no second factor in its `amr` (RFC 8176 `mfa`) while the user
+ * has one enrolled, or the instance requires one (`mfa: required`), or the request's preferred
+ * `acr_values` class is multi-factor. A user with a factor is asked for it (`secondFactor`); one
+ * without enrols one now (`enrolFactor`). With `prompt=none`, `interaction_required`. Then
+ * `email_unverified`, when the instance requires verified addresses
  * (settings `emailVerification: required`) and the account's address is not verified: the code
  * page (`verifyEmail`); with `prompt=none`, `interaction_required`. A user without an address
  * has nothing to verify.
@@ -78,7 +83,8 @@
  * With `prompt=none` the need becomes `consent_required`. What the user allowed is remembered
  * per user and client as the union of the scopes (lib/store/consents.ts).
  */
-import type { Prompt } from "@/lib/protocol/vocabulary";
+import type { MfaPolicy } from "@/db/schema";
+import { asksForMultiFactor, type Prompt } from "@/lib/protocol/vocabulary";
 
 /** An account the browser holds a session for (or has just authenticated). */
 export type PolicyAccount = {
@@ -90,6 +96,10 @@ export type PolicyAccount = {
   locked: boolean;
   /** The user has an email address that is not verified (the `email_unverified` check). */
   emailUnverified?: boolean;
+  /** How the session's user authenticated (RFC 8176); `mfa` once a second factor was used. */
+  amr?: readonly string[];
+  /** The user has a second factor enrolled (the `second_factor` check). */
+  hasSecondFactor?: boolean;
 };
 
 export type PolicyRequest = {
@@ -105,6 +115,8 @@ export type PolicyRequest = {
    * request must not reveal that user's login name.
    */
   subjects?: readonly string[] | null;
+  /** Authentication context classes the client asked for, preferred first. */
+  acrValues?: readonly string[];
   createdAt: Date;
 };
 
@@ -132,6 +144,8 @@ export type PolicyInput<A extends PolicyAccount> = {
   now: Date;
   /** The instance requires a verified email address before a sign-in completes. */
   requireVerifiedEmail?: boolean;
+  /** The instance's second-factor policy; absent is `off`. */
+  mfa?: MfaPolicy;
 };
 
 /** Error codes for the client (OIDC Core 3.1.2.6, RFC 6749 4.1.2.1). */
@@ -148,7 +162,11 @@ export type Interaction<A extends PolicyAccount> =
   /** The consent screen of a third-party client, for the account the request finishes for. */
   | { step: "consent"; account: A }
   /** The code mailed to the account's address, when the instance requires verified addresses. */
-  | { step: "verifyEmail"; account: A };
+  | { step: "verifyEmail"; account: A }
+  /** A code of the user's authenticator (or a recovery code) completes the sign-in. */
+  | { step: "secondFactor"; account: A }
+  /** The user has no second factor but the sign-in needs one: enrol one now. */
+  | { step: "enrolFactor"; account: A };
 
 export type Step<A extends PolicyAccount> =
   | Interaction<A>
@@ -261,6 +279,18 @@ const ACCOUNT_PROMPT: PolicyPrompt = {
   name: "account",
   checks: [
     {
+      reason: "second_factor",
+      error: "interaction_required",
+      description: "The user must complete a second factor.",
+      need: (ctx) => {
+        const account = ctx.account;
+        if (!account || !ctx.mfa || ctx.mfa === "off" || account.amr?.includes("mfa")) return null;
+        const needed = account.hasSecondFactor || ctx.mfa === "required" || asksForMultiFactor(ctx.request.acrValues);
+        if (!needed) return null;
+        return account.hasSecondFactor ? { step: "secondFactor", account } : { step: "enrolFactor", account };
+      },
+    },
+    {
       reason: "email_unverified",
       error: "interaction_required",
       description: "The user must verify their email address.",
@@ -335,11 +365,15 @@ export function chooserEntries<A extends PolicyAccount>(input: PolicyInput<A>): 
   return [...ctx.candidates]
     .sort((a, b) => Number(hinted(b)) - Number(hinted(a)))
     .map((account) => {
-      // Ready: picking it needs no sign-in (the consent screen of a third-party client may follow).
+      // Ready: picking it needs no password (a second factor, the address's code or the consent
+      // screen of a third-party client may follow).
       const next = nextStep({ ...input, chosen: account }).step;
-      return { account, hinted: hinted(account), ready: next === "finish" || next === "consent" };
+      return { account, hinted: hinted(account), ready: next === "finish" || ACCOUNT_STEPS.includes(next) };
     });
 }
+
+/** The steps that continue a request for an account already signed in (its session exists). */
+export const ACCOUNT_STEPS: readonly Step<PolicyAccount>["step"][] = ["consent", "verifyEmail", "secondFactor", "enrolFactor"];
 
 /** Whether a new account could finish this request: not when an id_token_hint names a user. */
 export function offersRegistration(request: Pick<PolicyRequest, "hintSubject">): boolean {

@@ -16,16 +16,23 @@ import { LOGIN_PATHS, loginUrl } from "./paths";
 export type SessionAccount = SessionWithUser & PolicyAccount;
 
 export function asAccount(s: SessionWithUser): SessionAccount {
-  return { ...s, username: s.user.username, locked: s.user.locked, emailUnverified: !!s.user.email && !s.user.emailVerified };
+  return {
+    ...s,
+    username: s.user.username,
+    locked: s.user.locked,
+    emailUnverified: !!s.user.email && !s.user.emailVerified,
+    hasSecondFactor: s.user.hasSecondFactor,
+  };
 }
 
-export function policyRequestOf(r: Pick<AuthRequest, "prompt" | "maxAge" | "loginHint" | "hintSubject" | "claims" | "createdAt">): PolicyRequest {
+export function policyRequestOf(r: Pick<AuthRequest, "prompt" | "maxAge" | "loginHint" | "hintSubject" | "claims" | "acrValues" | "createdAt">): PolicyRequest {
   return {
     prompt: r.prompt as PolicyRequest["prompt"],
     maxAge: r.maxAge,
     loginHint: r.loginHint,
     hintSubject: r.hintSubject,
     subjects: r.claims?.subjects ?? null,
+    acrValues: r.acrValues,
     createdAt: r.createdAt,
   };
 }
@@ -57,6 +64,7 @@ export async function loadPolicyInput(
   // A browser without a row has no sessions (its row is created only when something is stored).
   const sessions = opts.userAgentId ? (await store.sessions.live(opts.userAgentId, opts.now)).map(asAccount) : [];
   const hint = opts.request.hintSubject ? await store.users.get(opts.request.hintSubject) : undefined;
+  const policy = accountPolicyOf(await store.settings.get());
   let consent: PolicyConsent | null = null;
   if (!opts.consent.client.firstParty) {
     const users = [...new Set(sessions.map((s) => s.userId))];
@@ -70,9 +78,17 @@ export async function loadPolicyInput(
     hintUser: hint ? { username: hint.username, locked: hint.locked } : null,
     primaryDomain: opts.primaryDomain,
     now: opts.now,
-    requireVerifiedEmail: accountPolicyOf(await store.settings.get()).emailVerification === "required",
+    requireVerifiedEmail: policy.emailVerification === "required",
+    mfa: policy.mfa,
   };
 }
+
+const ACCOUNT_STEP_PAGES = {
+  consent: LOGIN_PATHS.consent,
+  verifyEmail: LOGIN_PATHS.verifyEmail,
+  secondFactor: LOGIN_PATHS.secondFactor,
+  enrolFactor: LOGIN_PATHS.enrolFactor,
+} as const;
 
 /** What the flow remembers for an interaction's page, and that page. */
 export function interactionPage(
@@ -83,9 +99,11 @@ export function interactionPage(
   switch (step.step) {
     case "consent":
     case "verifyEmail":
+    case "secondFactor":
+    case "enrolFactor":
       // The account is signed in: the page asks for its session's user.
       return {
-        location: loginUrl(step.step === "consent" ? LOGIN_PATHS.consent : LOGIN_PATHS.verifyEmail, authRequestId),
+        location: loginUrl(ACCOUNT_STEP_PAGES[step.step], authRequestId),
         patch: { formError: null, formValues: null, ...("id" in step.account && typeof step.account.id === "string" ? { sessionId: step.account.id } : {}) },
       };
     case "signIn":

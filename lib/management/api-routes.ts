@@ -9,6 +9,7 @@ import type { z } from "zod";
 import type { AnyRoute, TypedRoute } from "./route";
 import { settingsRoutes } from "./settings";
 import { textRoutes } from "./texts";
+import { userFactorRoutes } from "./user-factors";
 import { userLockoutRoutes } from "./user-lockout";
 import { userRoutes } from "./users";
 
@@ -18,6 +19,7 @@ const ROUTES = [
   ...mailRoutes,
   ...userRoutes,
   ...userLockoutRoutes,
+  ...userFactorRoutes,
   ...featureRoutes,
   ...keyRoutes,
   ...settingsRoutes,

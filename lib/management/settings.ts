@@ -84,6 +84,10 @@ const emailVerification = z
   .enum(["off", "optional", "required"])
   .describe("off: no verification mails; optional: new and changed addresses get a code, sign-in does not wait; required: a sign-in completes only with a verified address.");
 
+const mfa = z
+  .enum(["off", "optional", "required"])
+  .describe("Second factors. off: none offered or asked; optional: users may enrol one, and who has one is asked for it at every sign-in; required: every sign-in needs one (a user without one enrols one during the next sign-in).");
+
 const SettingsView = named(
   "Settings",
   z.object({
@@ -98,6 +102,7 @@ const SettingsView = named(
     registration,
     passwordReset,
     emailVerification,
+    mfa,
   }),
 );
 const SettingsUpdate = named(
@@ -114,6 +119,7 @@ const SettingsUpdate = named(
     registration: registration.partial(),
     passwordReset: passwordReset.partial(),
     emailVerification,
+    mfa,
   }).partial(),
 );
 
@@ -133,6 +139,7 @@ function settingsView(s: Settings): z.infer<typeof SettingsView> {
     registration: { enabled: s.accountPolicy.registration, names: accountPolicyOf(s).registrationNames },
     passwordReset: { linkLifetimeSeconds: s.accountPolicy.passwordResetLinkSeconds },
     emailVerification: accountPolicyOf(s).emailVerification,
+    mfa: accountPolicyOf(s).mfa,
   };
 }
 
@@ -175,6 +182,7 @@ export const settingsRoutes = [
             registration: body.registration?.enabled ?? current.accountPolicy.registration,
             passwordResetLinkSeconds: body.passwordReset?.linkLifetimeSeconds ?? current.accountPolicy.passwordResetLinkSeconds,
             emailVerification: body.emailVerification ?? accountPolicyOf(current).emailVerification,
+            mfa: body.mfa ?? accountPolicyOf(current).mfa,
             registrationNames: body.registration?.names ?? accountPolicyOf(current).registrationNames,
           },
         };

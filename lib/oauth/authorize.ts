@@ -84,6 +84,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
       loginHint: req.loginHint,
       hintSubject: req.hintSubject,
       subjects: req.claims?.subjects ?? null,
+      acrValues: req.acrValues,
       createdAt: now,
     };
     const step = nextStep(
@@ -118,6 +119,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
         loginHint: req.loginHint,
         hintSubject: req.hintSubject,
         claims: req.claims,
+        acrValues: req.acrValues,
         locale,
         loginName: step.step === "signIn" ? step.loginName : step.step === "reauthenticate" ? step.account.username : null,
       },
@@ -125,8 +127,9 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
     );
     if (step.step === "finish") return withCookies(await completeAuthorization(inst, id, row, client, step.account, settings), cookies);
     const next = interactionPage(step, id);
-    // The consent page asks for the session the policy chose; the other pages start from nothing.
-    if (step.step === "consent") await inst.store.authRequests.update(id, next.patch);
+    // The pages of a signed-in account (consent, second factor, address code) ask for the session
+    // the policy chose; the other pages start from nothing.
+    if (next.patch.sessionId) await inst.store.authRequests.update(id, next.patch);
     return redirect(next.location, cookies);
   } catch (err) {
     if (err instanceof OAuthError) return fail(err);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { USER_CLAIMS } from "./claims";
 import { AccessDenied, InvalidRequest } from "@/lib/protocol/errors";
+import { ACR_VALUES } from "@/lib/protocol/vocabulary";
 
 /**
  * The `claims` request parameter (OpenID Connect Core 5.5), reduced to what Torii acts on: the
@@ -18,6 +19,11 @@ export type ClaimsRequest = {
    * for (Core 5.5.1: never an ID token or access token for a different user).
    */
   subjects: string[] | null;
+  /**
+   * The classes an essential `acr` request with `value`/`values` accepts, of those Torii has
+   * (lib/protocol/vocabulary.ts ACR); null when the request has none.
+   */
+  acr?: string[] | null;
 };
 
 /** What a grant remembers of the request, so that refreshes and userinfo keep delivering it. */
@@ -45,8 +51,8 @@ const known = (m: Member) => Object.keys(m ?? {}).filter((name) => KNOWN.has(nam
 /**
  * Parses and checks the parameter. Malformed JSON or a wrong shape is `invalid_request`; so is a
  * `userinfo` member with a response type that issues no access token (Core 5.5). An essential
- * `acr` with values cannot be met (Torii issues no `acr`), which Core 5.5.1.1 says to treat as a
- * failed authentication: `access_denied`.
+ * `acr` with values none of which Torii has cannot be met, which Core 5.5.1.1 says to treat as a
+ * failed authentication: `access_denied`; with values Torii has, the sign-in policy meets them.
  */
 export function parseClaimsParameter(value: string, opts: { issuesAccessToken: boolean }): ClaimsRequest {
   if (value.length > CLAIMS_PARAMETER_MAX_LENGTH) throw new InvalidRequest(`The claims parameter is longer than ${CLAIMS_PARAMETER_MAX_LENGTH} characters.`);
@@ -66,10 +72,13 @@ export function parseClaimsParameter(value: string, opts: { issuesAccessToken: b
     throw new InvalidRequest("The claims parameter asks for userinfo claims, but the response type issues no access token.");
   }
   const acr = id_token?.acr;
+  let acrValues: string[] | null = null;
   if (acr?.essential && (acr.value !== undefined || acr.values !== undefined)) {
-    throw new AccessDenied("The requested authentication context class (acr) cannot be met.");
+    const listed = [...(acr.value !== undefined ? [acr.value] : []), ...(acr.values ?? [])];
+    acrValues = listed.filter((v): v is string => typeof v === "string" && ACR_VALUES.includes(v));
+    if (!acrValues.length) throw new AccessDenied("The requested authentication context class (acr) cannot be met.");
   }
-  return { idToken: known(id_token), userinfo: known(userinfo), subjects: subjectsOf([id_token?.sub, userinfo?.sub]) };
+  return { idToken: known(id_token), userinfo: known(userinfo), subjects: subjectsOf([id_token?.sub, userinfo?.sub]), acr: acrValues };
 }
 
 /** The users a `sub` request with `value` or `values` allows; each member's request must hold. */

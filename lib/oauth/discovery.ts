@@ -5,7 +5,7 @@ import { USER_CLAIMS } from "./claims";
 import { AUTHORIZE_METADATA } from "./authorize-discovery";
 import { endpointUrl } from "./endpoints";
 import { INTROSPECTION_AUTH_METHODS } from "./introspect";
-import { GRANT, GRANT_TYPES, RESPONSE_TYPES, SCOPES as KNOWN_SCOPES } from "@/lib/protocol/vocabulary";
+import { ACR_VALUES, GRANT, GRANT_TYPES, RESPONSE_TYPES, SCOPES as KNOWN_SCOPES } from "@/lib/protocol/vocabulary";
 import { ID_TOKEN_CLAIMS } from "./tokens";
 
 /**
@@ -36,6 +36,7 @@ export function discoveryDocument(issuer: string, features: Features, apiScopes:
     // Exactly what ID tokens and userinfo can carry (userinfo: `sub` and the user claims).
     claims_supported: [...ID_TOKEN_CLAIMS, ...USER_CLAIMS],
     claim_types_supported: ["normal"],
+    acr_values_supported: ACR_VALUES,
     response_types_supported: RESPONSE_TYPES,
     ...AUTHORIZE_METADATA,
     subject_types_supported: ["public"],

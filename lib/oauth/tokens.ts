@@ -2,6 +2,7 @@ import type { Target } from "./resources";
 import { createHash } from "node:crypto";
 import { jwtVerify, SignJWT, type JWTPayload } from "jose";
 import { randomToken } from "@/lib/crypto";
+import { acrOf } from "@/lib/protocol/vocabulary";
 import { SIGNING_ALG, type ActiveKey } from "@/lib/keys/signing-keys";
 import type { Client } from "@/lib/store/clients";
 import type { Repositories, Store } from "@/lib/store/repositories";
@@ -140,7 +141,7 @@ export async function issueAccessToken(ctx: TokenContext): Promise<IssuedAccessT
  * for discovery's `claims_supported`. No `c_hash`: no response type returns a code together with
  * an ID token. `act` comes from token exchange.
  */
-export const ID_TOKEN_CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "sid", "amr", "act", "roles"] as const;
+export const ID_TOKEN_CLAIMS = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "azp", "at_hash", "sid", "acr", "amr", "act", "roles"] as const;
 
 /** An ID token for `ctx.user` (OIDC Core 2), audience the client. */
 export async function issueIdToken(ctx: TokenContext): Promise<string> {
@@ -160,6 +161,10 @@ export async function issueIdToken(ctx: TokenContext): Promise<string> {
   if (ctx.code) payload.c_hash = halfHash(ctx.code);
   if (ctx.sessionId) payload.sid = ctx.sessionId;
   if (ctx.amr?.length) payload.amr = ctx.amr;
+  // The class the sign-in achieved, whatever the client asked for (Core 3.1.2.1: acr_values is
+  // a request, the acr claim says what happened).
+  const acr = acrOf(ctx.amr);
+  if (acr) payload.acr = acr;
   if (ctx.actor) payload.act = ctx.actor;
   if (ctx.scopes.includes("roles")) payload.roles = await ctx.repos.roles.byApi(ctx.user.id);
   const releaseUserClaims = !ctx.withAccessToken || ctx.client.idTokenUserinfoAssertion;

@@ -35,6 +35,26 @@ export type ResponseMode = (typeof RESPONSE_MODES)[number];
 export const PROMPTS = ["none", "login", "select_account", "create", "consent"] as const;
 export type Prompt = (typeof PROMPTS)[number];
 
+/**
+ * Authentication context classes (OIDC Core 2, `acr`): a sign-in with one factor, and one with a
+ * second factor or a passkey. `acr_values` (or an essential `acr` claim) whose preferred class is
+ * `mfa` makes the sign-in policy ask for a second factor.
+ */
+export const ACR = { password: "urn:torii:acr:pwd", multiFactor: "urn:torii:acr:mfa" } as const;
+export const ACR_VALUES: readonly string[] = [ACR.password, ACR.multiFactor];
+
+/** The class a sign-in's `amr` (RFC 8176) achieved; none for a sign-in without a person (jwt-bearer). */
+export function acrOf(amr: readonly string[] | null | undefined): string | null {
+  if (!amr?.length) return null;
+  if (amr.includes("mfa")) return ACR.multiFactor;
+  return amr.includes("pwd") ? ACR.password : null;
+}
+
+/** Whether the client's classes, in its order of preference, ask for a second factor first. */
+export function asksForMultiFactor(acrValues: readonly string[] | null | undefined): boolean {
+  return (acrValues ?? []).find((v) => ACR_VALUES.includes(v)) === ACR.multiFactor;
+}
+
 /** Client authentication methods (OIDC Core 9, RFC 7523). */
 export const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"] as const;
 export type ClientAuthMethod = (typeof CLIENT_AUTH_METHODS)[number];

@@ -1,11 +1,21 @@
 import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
-import { sessions, userAgents, users } from "@/db/schema";
+import { sessions, userAgents, userFactors, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 
 export type Session = typeof sessions.$inferSelect;
 export type SessionWithUser = Session & {
-  user: { id: string; username: string; email: string | null; emailVerified: boolean; givenName: string | null; familyName: string | null; locked: boolean };
+  user: {
+    id: string;
+    username: string;
+    email: string | null;
+    emailVerified: boolean;
+    givenName: string | null;
+    familyName: string | null;
+    locked: boolean;
+    /** The user has a confirmed second factor (lib/store/factors.ts). */
+    hasSecondFactor: boolean;
+  };
 };
 
 /** Creates a user agent; the returned cookie value is the only place its clear value exists. */
@@ -35,6 +45,7 @@ export async function liveSessions(db: Executor, userAgentId: string, now = new 
         givenName: users.givenName,
         familyName: users.familyName,
         locked: users.locked,
+        hasSecondFactor: sql<boolean>`exists (select 1 from ${userFactors} where ${userFactors.userId} = ${users.id} and ${userFactors.confirmedAt} is not null)`,
       },
     })
     .from(sessions)
@@ -102,6 +113,11 @@ export async function recordAuthentication(
     })
     .returning();
   return s!;
+}
+
+/** A second factor completed the session's sign-in: its methods and auth time are now these. */
+export async function recordSecondFactor(db: Executor, sessionId: string, amr: string[], now = new Date()): Promise<void> {
+  await db.update(sessions).set({ amr, authTime: now, lastActiveAt: now }).where(eq(sessions.id, sessionId));
 }
 
 /** Marks activity: the idle expiry moves forward, never past the absolute expiry. */

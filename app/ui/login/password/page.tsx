@@ -4,6 +4,7 @@ import { LOGIN_PATHS, loginUrl } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "../flow";
 import { FlowExpired } from "../flow-expired";
+import { lockoutMessage } from "../lockout-message";
 
 export const dynamic = "force-dynamic";
 
@@ -15,13 +16,8 @@ export default async function PasswordPage({ searchParams }: { searchParams: Pro
   const t = await getTranslations("login");
   let error: string | null = null;
   if (req.formError === "invalid") error = t("errors.invalid");
-  else if (req.formError === "throttled" || req.formError === "accountLocked") {
-    const seconds = Math.max(1, Number(req.formValues?.retrySeconds) || 60);
-    const minutes = Math.ceil(seconds / 60);
-    if (req.formError === "accountLocked") error = t("errors.accountLocked", { minutes });
-    else error = seconds < 120 ? t("errors.throttled", { seconds }) : t("errors.throttledMinutes", { minutes });
-  }
   else if (req.formError === "userLocked") error = t("errors.userLocked");
+  else error = lockoutMessage(t, req.formError, req.formValues);
   return (
     <AuthShell settings={flow.settings} title={t("password.title")} subtitle={t("continueTo", { client: flow.client.name })}>
       <div className="identity-chip" data-testid="login-name">

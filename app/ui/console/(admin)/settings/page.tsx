@@ -101,6 +101,15 @@ export default async function SettingsPage() {
               />
               <Field name="passwordReset.linkLifetimeSeconds" type="number" label={t("resetLinkLifetime")} defaultValue={s.passwordReset.linkLifetimeSeconds} hint={t("seconds")} />
             </div>
+            <div className="field-row three">
+              <Select
+                name="mfa"
+                label={t("mfa")}
+                hint={t("mfaHint")}
+                defaultValue={s.mfa}
+                options={(["off", "optional", "required"] as const).map((v) => ({ value: v, label: t(`mfaOption.${v}`) }))}
+              />
+            </div>
           </fieldset>
           <fieldset className="form-section">
             <legend>{t("passwordPolicy")}</legend>

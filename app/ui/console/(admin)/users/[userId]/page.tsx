@@ -1,6 +1,20 @@
 import { getTranslations } from "next-intl/server";
 import { notFound } from "next/navigation";
-import { addMachineKey, createPat, mailEmailVerification, mailPasswordReset, deleteUser, liftUserLockout, removeMachineKey, revokePat, setUserAccess, setUserPassword, withdrawConsent } from "@/app/_server/console-actions";
+import {
+  addMachineKey,
+  createPat,
+  mailEmailVerification,
+  mailPasswordReset,
+  deleteUser,
+  liftUserLockout,
+  removeMachineKey,
+  removeUserFactor,
+  resetUserFactors,
+  revokePat,
+  setUserAccess,
+  setUserPassword,
+  withdrawConsent,
+} from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
 import { read, requireAdmin } from "@/app/_server/console-next";
 import { ConsoleForm, Field, Hidden } from "../../../_components/form";
@@ -19,13 +33,14 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
   const t = await getTranslations("console.users");
   const user = await read(admin.user, "getUser", { params: { userId } });
   if (!user) notFound();
-  const [keys, pats, lockout, consents, apis, apiRoles] = await Promise.all([
+  const [keys, pats, lockout, consents, apis, apiRoles, factors] = await Promise.all([
     user.type === "machine" ? read(admin.user, "listMachineKeys", { params: { userId } }) : null,
     read(admin.user, "listPats", { params: { userId } }),
     user.type === "human" ? read(admin.user, "getUserLockout", { params: { userId } }) : null,
     user.type === "human" ? read(admin.user, "listConsents", { params: { userId } }) : null,
     read(admin.user, "listApis"),
     read(admin.user, "getUserRoles", { params: { userId } }),
+    user.type === "human" ? read(admin.user, "listUserFactors", { params: { userId } }) : null,
   ]);
   const apiList = apis?.apis ?? [];
   const display = user.type === "machine" ? user.name : [user.givenName, user.familyName].filter(Boolean).join(" ");
@@ -157,6 +172,40 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
       {apiList.length ? (
         <Section title={t("apiRoles")} description={t("apiRolesText")} id="api-roles">
           <ApiRolesForm csrf={admin.csrf} holder={{ userId: user.id }} apis={apiList} roles={apiRoles ?? {}} />
+        </Section>
+      ) : null}
+      {factors ? (
+        <Section title={t("factors")} description={t("factorsText")} id="factors">
+          {factors.factors.length ? (
+            <>
+              <DataTable columns={[t("factorName"), t("factorType"), t("factorAdded"), t("factorLastUsed"), { label: t("actions"), hidden: true }]}>
+                {factors.factors.map((f) => (
+                  <tr key={f.id}>
+                    <td>{f.name}</td>
+                    <td>{t(`factorTypes.${f.type}`)}</td>
+                    <td className="nowrap small">
+                      <FormatDate iso={f.createdAt} />
+                    </td>
+                    <td className="nowrap small">{f.lastUsedAt ? <FormatDate iso={f.lastUsedAt} /> : t("never")}</td>
+                    <td className="cell-actions">
+                      <ConsoleForm action={removeUserFactor} csrf={admin.csrf} submitLabel={t("factorRemove")} inline danger>
+                        <Hidden name="userId" value={user.id} />
+                        <Hidden name="factorId" value={f.id} />
+                      </ConsoleForm>
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
+              <p className="hint" data-testid="recovery-codes-left">
+                {t("recoveryCodesLeft", { count: factors.recoveryCodesRemaining })}
+              </p>
+              <ConsoleForm action={resetUserFactors} csrf={admin.csrf} submitLabel={t("factorsReset")} inline danger>
+                <Hidden name="userId" value={user.id} />
+              </ConsoleForm>
+            </>
+          ) : (
+            <p className="panel-empty">{t("noFactors")}</p>
+          )}
         </Section>
       ) : null}
       {consents ? (

@@ -1,0 +1,5 @@
+import { withEngine } from "@torii/core/runtime";
+import { handleSubmitRecoveryCodes } from "@torii/core/login/factor-handlers";
+
+export const dynamic = "force-dynamic";
+export const POST = withEngine(handleSubmitRecoveryCodes);

@@ -1,0 +1,132 @@
+import { seeOther } from "@/lib/http/responses";
+import { decrypt, encrypt } from "@/lib/crypto";
+import { recordAudit } from "@/lib/store/audit";
+import { updateAuthRequest } from "@/lib/store/auth-requests";
+import { recordSecondFactor } from "@/lib/store/sessions";
+import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
+import { guarded, type Flow } from "./handlers";
+import { notifyOwner } from "./owner-notices";
+import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
+import { amrWithFactor, checkSecondFactor, confirmTotpEnrolment } from "./second-factor";
+import { pendingStep, type SessionAccount } from "./steps";
+
+/**
+ * The login forms of the policy's `secondFactor` and `enrolFactor` steps. Each acts only while the
+ * policy asks for that step for the request's account; otherwise it sends the browser to the
+ * callback, which asks the policy again. Success records the factor in the session's `amr`, so
+ * every later request of this session sees it (lib/login/signin-policy.ts `second_factor`).
+ */
+
+/** The account the policy asks `want` of, or the callback's response when it asks something else. */
+async function accountAt(flow: Flow, want: "secondFactor" | "enrolFactor"): Promise<SessionAccount | Response> {
+  const callback = seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
+  const client = await flow.inst.store.clients.get(flow.authRequest.clientId);
+  if (!client) return callback;
+  const step = await pendingStep(flow.inst.store, flow.authRequest, client, flow.settings.primaryDomain);
+  return step.step === want ? step.account : callback;
+}
+
+/** A code of one of the user's authenticators, or a recovery code; wrong ones count toward the lockout. */
+export const handleSubmitSecondFactor = guarded(async (flow) => {
+  const { inst, settings, id, authRequest, form, actor, request } = flow;
+  const account = await accountAt(flow, "secondFactor");
+  if (account instanceof Response) return account;
+  const result = await checkSecondFactor(inst, {
+    userId: account.userId,
+    code: form.get("code") ?? "",
+    address: actor.ip ?? "unknown",
+    trusted: trustedUsers(inst.masterKey, inst.config.issuer, request).includes(account.userId),
+    policy: settings.lockoutPolicy,
+  });
+  const who = { ...actor, id: account.userId };
+  if (!result.ok) {
+    await recordAudit(inst.db, who, {
+      action: "user.signin.failed",
+      targetType: "user",
+      targetId: account.userId,
+      clientId: authRequest.clientId,
+      details: { reason: result.reason, step: "second_factor" },
+    });
+    if (result.reason === "invalid" && result.lockedUntil) {
+      await recordAudit(inst.db, who, {
+        action: "user.lockout",
+        targetType: "user",
+        targetId: account.userId,
+        clientId: authRequest.clientId,
+        details: { lockedUntil: result.lockedUntil.toISOString(), failures: settings.lockoutPolicy.lockAfterFailures },
+      });
+      const minutes = Math.max(1, Math.ceil((result.lockedUntil.getTime() - Date.now()) / 60_000));
+      await notifyOwner(inst, account.userId, "accountLocked", actor, { minutes });
+    }
+    const wait = "retryAfterSeconds" in result ? { retrySeconds: String(result.retryAfterSeconds) } : null;
+    await updateAuthRequest(inst.db, id, { formError: result.reason === "invalid" ? "wrongCode" : result.reason, formValues: wait });
+    return seeOther(loginUrl(LOGIN_PATHS.secondFactor, id));
+  }
+  const amr = amrWithFactor(account.amr, result.method);
+  await inst.db.transaction(async (tx) => {
+    await recordSecondFactor(tx, account.id, amr);
+    await recordAudit(tx, who, {
+      action: "user.signin.second_factor",
+      targetType: "session",
+      targetId: account.id,
+      clientId: authRequest.clientId,
+      details: { via: result.via, factorId: result.factorId, amr },
+    });
+    await updateAuthRequest(tx, id, { formError: null, formValues: null });
+  });
+  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, account.userId)]);
+});
+
+const codesAad = (authRequestId: string) => `login-recovery-codes:${authRequestId}`;
+
+/**
+ * Enrolment of an authenticator during sign-in (a second factor is required and the user has
+ * none): the first code confirms the pending factor shown on the page and completes the sign-in.
+ * A user's first factor comes with recovery codes, shown once on the next page; until the user
+ * continues from there they are kept with the pending request, encrypted under the master key.
+ */
+export const handleSubmitEnrolFactor = guarded(async (flow) => {
+  const { inst, id, form, actor, authRequest } = flow;
+  const account = await accountAt(flow, "enrolFactor");
+  if (account instanceof Response) return account;
+  const who = { ...actor, id: account.userId };
+  const outcome = await confirmTotpEnrolment(inst, account.userId, form.get("factorId") ?? "", { code: form.get("code") ?? "", name: form.get("name") ?? "" }, who);
+  if (!outcome.ok) {
+    await updateAuthRequest(inst.db, id, { formError: "wrongCode", formValues: { name: (form.get("name") ?? "").slice(0, 64) } });
+    return seeOther(loginUrl(LOGIN_PATHS.enrolFactor, id));
+  }
+  const amr = amrWithFactor(account.amr, "otp");
+  await inst.db.transaction(async (tx) => {
+    await recordSecondFactor(tx, account.id, amr);
+    await recordAudit(tx, who, {
+      action: "user.signin.second_factor",
+      targetType: "session",
+      targetId: account.id,
+      clientId: authRequest.clientId,
+      details: { via: "enrolment", amr },
+    });
+    await updateAuthRequest(tx, id, {
+      formError: null,
+      formValues: outcome.recoveryCodes ? { recoveryCodes: encrypt(inst.masterKey, JSON.stringify(outcome.recoveryCodes), codesAad(id)) } : null,
+    });
+  });
+  if (outcome.recoveryCodes) return seeOther(loginUrl(LOGIN_PATHS.recoveryCodes, id));
+  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+});
+
+/** The recovery codes kept for their one showing after enrolment, or null. */
+export function recoveryCodesToShow(masterKey: Buffer, authRequestId: string, formValues: Record<string, string> | null): string[] | null {
+  const sealed = formValues?.recoveryCodes;
+  if (!sealed) return null;
+  try {
+    return JSON.parse(decrypt(masterKey, sealed, codesAad(authRequestId))) as string[];
+  } catch {
+    return null;
+  }
+}
+
+/** "I have saved my recovery codes": forget them and go on with the request. */
+export const handleSubmitRecoveryCodes = guarded(async ({ inst, id }) => {
+  await updateAuthRequest(inst.db, id, { formError: null, formValues: null });
+  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+});

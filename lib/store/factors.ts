@@ -1,0 +1,113 @@
+import { and, asc, eq, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
+import { recoveryCodes, userFactors } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
+import { decrypt, encrypt, hmac, randomId } from "@/lib/crypto";
+
+/**
+ * Storage of second factors (TOTP authenticators, passkeys) and recovery codes. A TOTP secret is
+ * encrypted under the master key, bound to its row by the factor's id; recovery codes are kept
+ * only as HMACs. Deciding what is valid is lib/login/second-factor.ts's job.
+ */
+export type Factor = typeof userFactors.$inferSelect;
+export type FactorType = Factor["type"];
+
+/** A pending TOTP enrolment older than this is replaced by a fresh secret. */
+export const PENDING_TOTP_SECONDS = 15 * 60;
+
+const secretAad = (factorId: string) => `totp-secret:${factorId}`;
+const recoveryHash = (masterKey: Buffer, code: string) => hmac(masterKey, `recovery-code:${code}`);
+
+/** The user's confirmed factors, oldest first (pending enrolments are not factors yet). */
+export async function listFactors(db: Executor, userId: string): Promise<Factor[]> {
+  return db
+    .select()
+    .from(userFactors)
+    .where(and(eq(userFactors.userId, userId), isNotNull(userFactors.confirmedAt)))
+    .orderBy(asc(userFactors.createdAt), asc(userFactors.id));
+}
+
+export async function getFactor(db: Executor, userId: string, factorId: string): Promise<Factor | undefined> {
+  const [row] = await db.select().from(userFactors).where(and(eq(userFactors.userId, userId), eq(userFactors.id, factorId)));
+  return row;
+}
+
+/** The secret of a TOTP factor in clear (base32), for the code check or the enrolment page. */
+export function totpSecretOf(masterKey: Buffer, factor: Pick<Factor, "id" | "secretEnc">): string {
+  return decrypt(masterKey, factor.secretEnc!, secretAad(factor.id));
+}
+
+/**
+ * The user's pending TOTP enrolment, created with `secret` when there is none younger than
+ * PENDING_TOTP_SECONDS, so that reloading the enrolment page keeps showing the same QR code.
+ */
+export async function pendingTotp(db: Executor, masterKey: Buffer, userId: string, secret: () => string, now = new Date()): Promise<Factor> {
+  const since = new Date(now.getTime() - PENDING_TOTP_SECONDS * 1000);
+  const [open] = await db
+    .select()
+    .from(userFactors)
+    .where(and(eq(userFactors.userId, userId), eq(userFactors.type, "totp"), isNull(userFactors.confirmedAt), sql`${userFactors.createdAt} > ${since.toISOString()}::timestamptz`))
+    .orderBy(asc(userFactors.createdAt))
+    .limit(1);
+  if (open) return open;
+  await db.delete(userFactors).where(and(eq(userFactors.userId, userId), isNull(userFactors.confirmedAt)));
+  const id = randomId();
+  const [row] = await db
+    .insert(userFactors)
+    .values({ id, userId, type: "totp", name: "", secretEnc: encrypt(masterKey, secret(), secretAad(id)), createdAt: now })
+    .returning();
+  return row!;
+}
+
+/**
+ * Accepts a TOTP code's time step for the factor: only a step later than the last accepted one
+ * (a code is good once, RFC 6238 5.2), atomically, so two requests with the same code cannot both
+ * pass. Confirms a pending enrolment with its name. True when this step was accepted.
+ */
+export async function acceptTotpStep(db: Executor, factorId: string, step: number, opts: { name?: string }, now = new Date()): Promise<boolean> {
+  const set: Partial<Factor> = { lastStep: step, lastUsedAt: now };
+  if (opts.name !== undefined) Object.assign(set, { name: opts.name, confirmedAt: now });
+  const rows = await db
+    .update(userFactors)
+    .set(set)
+    .where(and(eq(userFactors.id, factorId), or(isNull(userFactors.lastStep), lt(userFactors.lastStep, step))))
+    .returning({ id: userFactors.id });
+  return rows.length === 1;
+}
+
+/** Removes one factor; true when it existed. */
+export async function deleteFactor(db: Executor, userId: string, factorId: string): Promise<boolean> {
+  const rows = await db.delete(userFactors).where(and(eq(userFactors.userId, userId), eq(userFactors.id, factorId))).returning({ id: userFactors.id });
+  return rows.length === 1;
+}
+
+/** Removes every factor and recovery code of the user (the administrator's "reset second factors"). */
+export async function deleteAllFactors(db: Executor, userId: string): Promise<number> {
+  const rows = await db.delete(userFactors).where(eq(userFactors.userId, userId)).returning({ id: userFactors.id, confirmedAt: userFactors.confirmedAt });
+  await db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
+  return rows.filter((r) => r.confirmedAt).length;
+}
+
+/** Replaces the user's recovery codes with `codes` (only their HMACs are stored). */
+export async function replaceRecoveryCodes(db: Executor, masterKey: Buffer, userId: string, codes: readonly string[], now = new Date()): Promise<void> {
+  await db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
+  await db.insert(recoveryCodes).values(codes.map((code) => ({ id: randomId(), userId, codeHash: recoveryHash(masterKey, code), createdAt: now })));
+}
+
+/** How many of the user's recovery codes are still unused. */
+export async function unusedRecoveryCodes(db: Executor, userId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(recoveryCodes)
+    .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt)));
+  return row?.n ?? 0;
+}
+
+/** Uses a recovery code: true when it was one of the user's unused codes (and is used now). */
+export async function consumeRecoveryCode(db: Executor, masterKey: Buffer, userId: string, code: string, now = new Date()): Promise<boolean> {
+  const rows = await db
+    .update(recoveryCodes)
+    .set({ usedAt: now })
+    .where(and(eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeHash, recoveryHash(masterKey, code)), isNull(recoveryCodes.usedAt)))
+    .returning({ id: recoveryCodes.id });
+  return rows.length === 1;
+}

@@ -1,0 +1,214 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Secret, TOTP } from "otpauth";
+import { totpEnrolment } from "@/lib/login/second-factor";
+import { recoveryCodesToShow } from "@/lib/login/factor-handlers";
+import { findPendingAuthRequest } from "@/lib/store/auth-requests";
+import { findUserAgent } from "@/lib/store/sessions";
+import { ACR } from "@/lib/protocol/vocabulary";
+import { startTestInstance, type TestInstance } from "./harness";
+import { authRequestOf, Browser, makeClient, makeUser, redirectParams, REDIRECT } from "./authorize-support";
+import { basic, CHALLENGE, token, verify, VERIFIER } from "./token-support";
+
+// Second factors at sign-in: TOTP enrolment when one is needed, the code (or a recovery code)
+// when the user has one, the lockout, amr and acr in the ID token, and the administrator's side.
+let t: TestInstance;
+let client: Awaited<ReturnType<typeof makeClient>>;
+let secret: string;
+beforeAll(async () => {
+  t = await startTestInstance();
+  client = await makeClient(t);
+  secret = (await (await t.api(`/management/v1/clients/${client.id}/secret`, { method: "POST" })).json()).clientSecret as string;
+});
+afterAll(async () => t.close());
+
+const authorize = (extra: Record<string, string> = {}) => ({
+  client_id: client.id,
+  redirect_uri: REDIRECT,
+  response_type: "code",
+  scope: "openid",
+  code_challenge: CHALLENGE,
+  code_challenge_method: "S256",
+  ...extra,
+});
+const setSettings = (json: Record<string, unknown>) => t.api("/management/v1/settings", { method: "PUT", json });
+const at = (r: Response) => r.headers.get("location") ?? "";
+const callbackOf = (flow: string) => `/oauth/v2/authorize/callback?id=${encodeURIComponent(flow)}`;
+
+/** The code an authenticator app shows for `secretBase32`, `steps` periods from now. */
+function appCode(secretBase32: string, steps = 0): string {
+  return new TOTP({ secret: Secret.fromBase32(secretBase32.replace(/\s/g, "")), digits: 6, period: 30, algorithm: "SHA1" }).generate({ timestamp: Date.now() + steps * 30_000 });
+}
+
+/** Login name and password; returns where the browser is sent next (the callback's answer followed). */
+async function passwordStep(b: Browser, flow: string, username: string): Promise<Response> {
+  await b.post("loginname", flow, { loginName: username });
+  const r = await b.post("password", flow, { password: "correct horse battery" });
+  expect(at(r)).toBe(callbackOf(flow));
+  return b.callback(at(r));
+}
+
+async function idTokenOf(res: Response) {
+  const code = redirectParams(res).get("code");
+  expect(code).toBeTruthy();
+  const body = (await token(t, { grant_type: "authorization_code", code: code!, redirect_uri: REDIRECT, code_verifier: VERIFIER }, { auth: basic(client.id, secret) })).body;
+  return (await verify(t, body.id_token as string)).payload;
+}
+
+describe("second factors at sign-in", () => {
+  let totpSecret = "";
+  let recovery: string[] = [];
+  let userId = "";
+
+  it("optional by default: a user without a factor signs in with the password (amr pwd, acr pwd)", async () => {
+    expect((await (await t.api("/management/v1/settings")).json()).mfa).toBe("optional");
+    const user = await makeUser(t, "mira");
+    userId = user.id;
+    const b = new Browser(t);
+    const start = await b.authorize(authorize());
+    const claims = await idTokenOf(await passwordStep(b, authRequestOf(start), "mira"));
+    expect(claims.amr).toEqual(["pwd"]);
+    expect(claims.acr).toBe(ACR.password);
+  });
+
+  it("acr_values asking for a second factor makes the user enrol one: QR code secret, a wrong code refused, then recovery codes once, amr mfa", async () => {
+    const b = new Browser(t);
+    const start = await b.authorize(authorize({ acr_values: `${ACR.multiFactor} ${ACR.password}` }));
+    const flow = authRequestOf(start);
+    const atCallback = await passwordStep(b, flow, "mira");
+    expect(at(atCallback)).toBe(`/ui/login/factor/enrol?authRequest=${encodeURIComponent(flow)}`);
+    // prompt=none cannot enrol: interaction_required.
+    expect(redirectParams(await b.authorize(authorize({ acr_values: ACR.multiFactor, prompt: "none" }))).get("error")).toBe("interaction_required");
+
+    // The page shows the pending factor; reloading it shows the same one.
+    const enrolment = await totpEnrolment(t.inst, { id: userId, username: "mira" }, "Torii");
+    expect((await totpEnrolment(t.inst, { id: userId, username: "mira" }, "Torii")).factorId).toBe(enrolment.factorId);
+    expect(enrolment.uri).toMatch(/^otpauth:\/\/totp\/Torii:mira\?/);
+    expect(enrolment.qrSvg).toContain("<svg");
+    totpSecret = enrolment.secret;
+
+    const wrong = appCode(totpSecret, 10);
+    expect(at(await b.post("factor-enrol", flow, { factorId: enrolment.factorId, code: wrong, name: "Phone" }))).toContain("/ui/login/factor/enrol?");
+    const ok = await b.post("factor-enrol", flow, { factorId: enrolment.factorId, code: appCode(totpSecret), name: "Phone" });
+    expect(at(ok)).toBe(`/ui/login/factor/recovery-codes?authRequest=${encodeURIComponent(flow)}`);
+    const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
+    const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id);
+    recovery = recoveryCodesToShow(t.inst.masterKey, flow, pending!.formValues)!;
+    expect(recovery).toHaveLength(10);
+    expect(new Set(recovery).size).toBe(10);
+    expect(recovery[0]).toMatch(/^[a-z2-9]{5}-[a-z2-9]{5}$/);
+    // The codes are not stored in clear anywhere the pending request's row shows.
+    expect(JSON.stringify(pending!.formValues)).not.toContain(recovery[0]);
+
+    const done = await b.post("recovery-codes", flow, {});
+    expect(at(done)).toBe(callbackOf(flow));
+    const claims = await idTokenOf(await b.callback(at(done)));
+    expect(claims.amr).toEqual(["pwd", "otp", "mfa"]);
+    expect(claims.acr).toBe(ACR.multiFactor);
+
+    // The same browser's session now has the factor: another request finishes at once, even prompt=none.
+    expect(redirectParams(await b.authorize(authorize({ prompt: "none" }))).get("code")).toBeTruthy();
+  });
+
+  it("a user with a factor is asked for it at every sign-in: a replayed code is refused, the next one passes", async () => {
+    const b = new Browser(t);
+    const start = await b.authorize(authorize());
+    const flow = authRequestOf(start);
+    const atCallback = await passwordStep(b, flow, "mira");
+    expect(at(atCallback)).toBe(`/ui/login/factor?authRequest=${encodeURIComponent(flow)}`);
+    expect(redirectParams(await b.authorize(authorize({ prompt: "none" }))).get("error")).toBe("interaction_required");
+    // The code used at enrolment was for this 30-second step: it is good once.
+    expect(at(await b.post("factor", flow, { code: appCode(totpSecret) }))).toContain("/ui/login/factor?");
+    const next = await b.post("factor", flow, { code: appCode(totpSecret, 1) });
+    expect(at(next)).toBe(callbackOf(flow));
+    expect(next.headers.getSetCookie().some((c) => c.startsWith("torii_device"))).toBe(true);
+    const claims = await idTokenOf(await b.callback(at(next)));
+    expect(claims.amr).toEqual(["pwd", "otp", "mfa"]);
+  });
+
+  it("a recovery code works once, in any spelling; the administrator sees how many are left", async () => {
+    const first = new Browser(t);
+    const flow1 = authRequestOf(await first.authorize(authorize()));
+    await passwordStep(first, flow1, "mira");
+    const spelled = ` ${recovery[0]!.toUpperCase().replace("-", " ")} `;
+    const ok = await first.post("factor", flow1, { code: spelled });
+    expect(at(ok)).toBe(callbackOf(flow1));
+    expect((await idTokenOf(await first.callback(at(ok)))).amr).toContain("mfa");
+
+    const second = new Browser(t);
+    const flow2 = authRequestOf(await second.authorize(authorize()));
+    await passwordStep(second, flow2, "mira");
+    expect(at(await second.post("factor", flow2, { code: recovery[0]! }))).toContain("/ui/login/factor?");
+
+    const list = await (await t.api(`/management/v1/users/${userId}/factors`)).json();
+    expect(list.recoveryCodesRemaining).toBe(9);
+    expect(list.factors).toMatchObject([{ type: "totp", name: "Phone" }]);
+    expect(list.factors[0].lastUsedAt).toBeTruthy();
+  });
+
+  it("wrong codes count toward the account's lock; the right code is then refused too, and the lock is audited", async () => {
+    await setSettings({ lockoutPolicy: { freeFailures: 100, lockAfterFailures: 3 } });
+    try {
+      const b = new Browser(t);
+      const flow = authRequestOf(await b.authorize(authorize()));
+      await passwordStep(b, flow, "mira");
+      for (let i = 0; i < 3; i++) expect(at(await b.post("factor", flow, { code: "000000" }))).toContain("/ui/login/factor?");
+      const refused = await b.post("factor", flow, { code: appCode(totpSecret, -1) });
+      expect(at(refused)).toContain("/ui/login/factor?");
+      const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
+      expect((await findPendingAuthRequest(t.inst.db, flow, ua!.id))!.formError).toBe("accountLocked");
+      const audit = await (await t.api(`/management/v1/audit?action=user.lockout&targetId=${userId}`)).json();
+      expect(JSON.stringify(audit)).toContain("user.lockout");
+      const lock = await (await t.api(`/management/v1/users/${userId}/lockout`)).json();
+      expect(lock.locked).toBe(true);
+    } finally {
+      await t.api(`/management/v1/users/${userId}/lockout`, { method: "DELETE" });
+      await setSettings({ lockoutPolicy: { freeFailures: 5, lockAfterFailures: 50 } });
+    }
+  });
+
+  it("off: nobody is asked; required: a user without a factor enrols at the next sign-in", async () => {
+    await setSettings({ mfa: "off" });
+    try {
+      const b = new Browser(t);
+      const start = await b.authorize(authorize());
+      const claims = await idTokenOf(await passwordStep(b, authRequestOf(start), "mira"));
+      expect(claims.amr).toEqual(["pwd"]);
+    } finally {
+      await setSettings({ mfa: "optional" });
+    }
+    await makeUser(t, "noor");
+    await setSettings({ mfa: "required" });
+    try {
+      const b = new Browser(t);
+      const flow = authRequestOf(await b.authorize(authorize()));
+      expect(at(await passwordStep(b, flow, "noor"))).toBe(`/ui/login/factor/enrol?authRequest=${encodeURIComponent(flow)}`);
+    } finally {
+      await setSettings({ mfa: "optional" });
+    }
+  });
+
+  it("the administrator removes the factors: the user signs in with the password again; unknown ids are 404", async () => {
+    const list = await (await t.api(`/management/v1/users/${userId}/factors`)).json();
+    expect((await t.api(`/management/v1/users/${userId}/factors/nope`, { method: "DELETE" })).status).toBe(404);
+    expect((await t.api(`/management/v1/users/nope/factors`)).status).toBe(404);
+    const removed = await t.api(`/management/v1/users/${userId}/factors/${list.factors[0].id as string}`, { method: "DELETE" });
+    expect(removed.status).toBe(200);
+    expect((await removed.json()).factors).toEqual([]);
+    const reset = await (await t.api(`/management/v1/users/${userId}/factors`, { method: "DELETE" })).json();
+    expect(reset).toEqual({ factors: [], recoveryCodesRemaining: 0 });
+    const b = new Browser(t);
+    const claims = await idTokenOf(await passwordStep(b, authRequestOf(await b.authorize(authorize())), "mira"));
+    expect(claims.amr).toEqual(["pwd"]);
+  });
+
+  it("discovery lists the classes; an essential acr claim Torii has is met, one it lacks is access_denied", async () => {
+    const doc = await (await fetch(`${t.baseUrl}/.well-known/openid-configuration`)).json();
+    expect(doc.acr_values_supported).toEqual([ACR.password, ACR.multiFactor]);
+    expect(doc.claims_supported).toContain("acr");
+    const b = new Browser(t);
+    const lacking = await b.authorize(authorize({ claims: JSON.stringify({ id_token: { acr: { essential: true, values: ["urn:other:gold"] } } }) }));
+    expect(redirectParams(lacking).get("error")).toBe("access_denied");
+    const flow = authRequestOf(await b.authorize(authorize({ claims: JSON.stringify({ id_token: { acr: { essential: true, value: ACR.multiFactor } } }) })));
+    expect(at(await passwordStep(b, flow, "mira"))).toContain("/ui/login/factor/enrol?");
+  });
+});
