@@ -40,18 +40,21 @@ export class TokenThrottle {
     const r = this.local.hit(key, Math.max(0, limit - s.others), now);
     if (!r.allowed) return r;
     s.unsynced += 1;
-    if (!s.syncing && s.unsynced >= Math.max(1, Math.floor(limit / 10))) void this.sync(counter, key, s, now);
+    const batch = Math.max(1, Math.floor(limit / 10));
+    if (!s.syncing && s.unsynced >= batch) void this.sync(counter, key, s, now, batch);
     return r;
   }
 
-  private async sync(counter: SharedCounter, key: string, s: Shared, now: number): Promise<void> {
+  private async sync(counter: SharedCounter, key: string, s: Shared, now: number, batch: number): Promise<void> {
     const delta = s.unsynced;
     s.unsynced = 0;
     s.syncing = true;
+    let written = false;
     try {
       const { count } = await counter.hit(`${this.prefix}:${key}`, Number.MAX_SAFE_INTEGER, WINDOW_SECONDS, new Date(now), delta);
       s.ownSynced += delta;
       s.others = Math.max(0, count - s.ownSynced);
+      written = true;
     } catch {
       // The limit still holds per instance; the shared count catches up with the next batch.
       // (Not logged: a failing database shows in every other request's log already.)
@@ -59,6 +62,10 @@ export class TokenThrottle {
     } finally {
       s.syncing = false;
     }
+    // Requests counted while this batch was on its way form the next one, so that a full batch
+    // is never left waiting for a request that may not come (after a failure, the next request
+    // tries again).
+    if (written && s.unsynced >= batch) await this.sync(counter, key, s, Date.now(), batch);
   }
 }
 
