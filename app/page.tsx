@@ -17,6 +17,12 @@ export default async function Home() {
         <p className="lead">{t("lead")}</p>
         <ul className="list-links">
           <li>
+            <a href="/ui/account">{t("account")}</a>
+          </li>
+          <li>
+            <a href="/ui/console">{t("console")}</a>
+          </li>
+          <li>
             <a href="/.well-known/openid-configuration">{t("discovery")}</a>
           </li>
           <li>

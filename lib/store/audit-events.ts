@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, lte } from "drizzle-orm";
+import { and, count, desc, eq, gte, lte, or } from "drizzle-orm";
 import { auditEvents } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 
@@ -8,6 +8,8 @@ export type AuditFilter = {
   action?: string;
   actorId?: string;
   targetId?: string;
+  /** Events the user did or that were done to the user (the account page's security events). */
+  involving?: string;
   clientId?: string;
   from?: Date;
   to?: Date;
@@ -21,6 +23,7 @@ export async function listAuditEvents(db: Executor, f: AuditFilter): Promise<{ e
     f.action ? eq(auditEvents.action, f.action) : undefined,
     f.actorId ? eq(auditEvents.actorId, f.actorId) : undefined,
     f.targetId ? eq(auditEvents.targetId, f.targetId) : undefined,
+    f.involving ? or(eq(auditEvents.actorId, f.involving), eq(auditEvents.targetId, f.involving)) : undefined,
     f.clientId ? eq(auditEvents.clientId, f.clientId) : undefined,
     f.from ? gte(auditEvents.occurredAt, f.from) : undefined,
     f.to ? lte(auditEvents.occurredAt, f.to) : undefined,

@@ -1,5 +1,5 @@
 import { and, eq, gt, inArray, isNull, sql } from "drizzle-orm";
-import { grants, refreshTokenFamilies, sessions, tokenRevocations, tokens } from "@/db/schema";
+import { clients, grants, refreshTokenFamilies, sessions, tokenRevocations, tokens } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
 import { longestTokenLifetime } from "./lifetimes";
@@ -152,4 +152,20 @@ export async function revokeAudience(db: Executor, audience: string, reason: str
     .set({ revokedAt: now })
     .where(and(isNull(tokens.revokedAt), sql`${tokens.audience} @> ARRAY[${audience}]::text[]`));
   await recordRevocation(db, "audience", audience, reason, await revocationHorizon(db, now));
+}
+
+/** An application holding live grants of a user: the account page's "signed-in applications". */
+export type UserApp = { clientId: string; clientName: string; firstParty: boolean; lastGrantAt: Date };
+
+/** The applications with live grants of the user, latest first. */
+export async function appsOfUser(db: Executor, userId: string, now = new Date()): Promise<UserApp[]> {
+  const rows = await db
+    .select({ clientId: grants.clientId, clientName: clients.name, firstParty: clients.firstParty, lastGrantAt: sql<Date>`max(${grants.createdAt})` })
+    .from(grants)
+    .innerJoin(clients, eq(clients.id, grants.clientId))
+    .where(and(eq(grants.userId, userId), isNull(grants.revokedAt), gt(grants.expiresAt, now)))
+    .groupBy(grants.clientId, clients.name, clients.firstParty)
+    .orderBy(sql`max(${grants.createdAt}) DESC`);
+  // PGlite and node-postgres return an aggregate's timestamp as text.
+  return rows.map((r) => ({ ...r, lastGrantAt: new Date(r.lastGrantAt) }));
 }

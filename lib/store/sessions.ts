@@ -171,3 +171,22 @@ export async function endAllSessionsOfUser(db: Executor, userId: string, now = n
     .returning({ id: sessions.id });
   return ended.map((s) => s.id);
 }
+
+/** A user's live sessions in every browser, latest activity first (the account page's list). */
+export async function liveSessionsOfUser(db: Executor, userId: string, now = new Date()): Promise<Session[]> {
+  return db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.userId, userId), isNull(sessions.endedAt), gt(sessions.idleExpiresAt, now), gt(sessions.absoluteExpiresAt, now)))
+    .orderBy(sql`${sessions.lastActiveAt} DESC`);
+}
+
+/** Ends one session of the user (in whatever browser); false when it was not an open session of theirs. */
+export async function endUserSession(db: Executor, userId: string, sessionId: string, now = new Date()): Promise<boolean> {
+  const ended = await db
+    .update(sessions)
+    .set({ endedAt: now })
+    .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId), isNull(sessions.endedAt)))
+    .returning({ id: sessions.id });
+  return ended.length === 1;
+}

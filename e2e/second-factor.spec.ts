@@ -1,0 +1,89 @@
+import { expect, test } from "@playwright/test";
+import { Secret, TOTP } from "otpauth";
+import { createUser, RelyingParty } from "./rp";
+import { callbackParams, signIn, uniqueName } from "./login-helpers";
+import { SHOTS } from "./support";
+
+/**
+ * Second factors in the browser, in every language: a client asks for a multi-factor sign-in
+ * (acr_values), the user sets up an authenticator from the QR code's key, sees the recovery codes
+ * once, and the relying party gets an ID token with amr mfa; the next sign-in in another browser
+ * asks for the app's code, and a recovery code works in its place. No JavaScript needed.
+ */
+
+const MFA = "urn:torii:acr:mfa";
+const TEXTS = {
+  en: { enrol: "Set up two-step verification", codes: "Save your recovery codes", factor: "Two-step verification" },
+  de: { enrol: "Bestätigung in zwei Schritten einrichten", codes: "Wiederherstellungscodes sichern", factor: "Bestätigung in zwei Schritten" },
+  fr: { enrol: "Configurer la validation en deux étapes", codes: "Conservez vos codes de récupération", factor: "Validation en deux étapes" },
+  it: { enrol: "Configura la verifica in due passaggi", codes: "Salva i tuoi codici di recupero", factor: "Verifica in due passaggi" },
+} as const;
+
+let rp: RelyingParty;
+test.beforeAll(async () => {
+  rp = await RelyingParty.start();
+});
+test.afterAll(async () => {
+  await rp.stop();
+});
+
+const appCode = (key: string, steps = 0) =>
+  new TOTP({ secret: Secret.fromBase32(key.replace(/\s/g, "")), digits: 6, period: 30, algorithm: "SHA1" }).generate({ timestamp: Date.now() + steps * 30_000 });
+
+for (const [locale, tx] of Object.entries(TEXTS)) {
+  test(`two-step verification in ${locale}: enrol from the QR code's key, recovery codes once, the code next time, a recovery code instead`, async ({ browser }) => {
+    const name = uniqueName(`mfa${locale}`);
+    await createUser(name, "Correct-Horse-42", { locale });
+    const { verifier, challenge } = RelyingParty.pkce();
+    const ctx = await browser.newContext({ locale, javaScriptEnabled: false });
+    const page = await ctx.newPage();
+    await page.goto(rp.authorizeUrl({ ui_locales: locale, acr_values: MFA, code_challenge: challenge, code_challenge_method: "S256" }));
+    await signIn(page, name);
+
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText(tx.enrol);
+    await expect(page.locator(".qr-code svg")).toBeVisible();
+    const key = (await page.getByTestId("totp-secret").textContent())!;
+    expect(key.replace(/\s/g, "")).toMatch(/^[A-Z2-7]{32}$/);
+    await page.screenshot({ path: `${SHOTS}/mfa-enrol-${locale}.png`, fullPage: true });
+    await page.locator("#code").fill(appCode(key));
+    await page.locator('button[type="submit"]').click();
+
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText(tx.codes);
+    const codes = await page.getByTestId("recovery-codes").locator("li").allTextContents();
+    expect(codes).toHaveLength(10);
+    await page.screenshot({ path: `${SHOTS}/mfa-recovery-codes-${locale}.png`, fullPage: true });
+    await page.locator('button[type="submit"]').click();
+    await page.waitForURL(rp.redirectUri + "**");
+    const tokens = await rp.exchange(callbackParams(page.url()).code!, verifier);
+    const claims = await rp.verifyIdToken(tokens.id_token as string);
+    expect(claims.amr).toEqual(["pwd", "otp", "mfa"]);
+    expect(claims.acr).toBe(MFA);
+
+    // Another browser: the password, then the app's next code (the one used above is spent).
+    const other = await browser.newContext({ locale, javaScriptEnabled: false });
+    const p2 = await other.newPage();
+    await p2.goto(rp.authorizeUrl({ ui_locales: locale }));
+    await signIn(p2, name);
+    await expect(p2.getByRole("heading", { level: 1 })).toHaveText(tx.factor);
+    await p2.locator("#code").fill(appCode(key));
+    await p2.locator('button[type="submit"]').click();
+    await expect(p2.getByRole("alert")).toBeVisible();
+    await p2.screenshot({ path: `${SHOTS}/mfa-code-wrong-${locale}.png`, fullPage: true });
+    await p2.locator("#code").fill(appCode(key, 1));
+    await p2.locator('button[type="submit"]').click();
+    await p2.waitForURL(rp.redirectUri + "**");
+    expect(callbackParams(p2.url()).code).toBeTruthy();
+
+    // A third browser has lost the phone: a recovery code instead.
+    const third = await browser.newContext({ locale, javaScriptEnabled: false });
+    const p3 = await third.newPage();
+    await p3.goto(rp.authorizeUrl({ ui_locales: locale }));
+    await signIn(p3, name);
+    await expect(p3.getByRole("heading", { level: 1 })).toHaveText(tx.factor);
+    await p3.locator("#code").fill(codes[3]!);
+    await p3.locator('button[type="submit"]').click();
+    await p3.waitForURL(rp.redirectUri + "**");
+    expect(callbackParams(p3.url()).code).toBeTruthy();
+    await Promise.all([ctx.close(), other.close(), third.close()]);
+  });
+}

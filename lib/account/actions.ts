@@ -1,0 +1,182 @@
+import { z } from "zod";
+import type { Engine } from "@/lib/engine";
+import type { AppAccess } from "@/lib/first-party/app-session";
+import { accountPolicyOf } from "@/lib/login/account-policy";
+import { sendEmailVerification } from "@/lib/login/email-verification";
+import { accountKeyOf, attemptVerdict, clearFailures, recordFailure } from "@/lib/login/lockout";
+import { confirmTotpEnrolment, newRecoveryCodes } from "@/lib/login/second-factor";
+import { checkPasswordPolicy, verifyPassword } from "@/lib/passwords";
+import { recordAudit, type Actor } from "@/lib/store/audit";
+import { revokeConsent } from "@/lib/store/consents";
+import { deleteAllFactors, deleteFactor, getFactor, listFactors } from "@/lib/store/factors";
+import { revocationHorizon, revokeAllGrants, revokeSessionTokens } from "@/lib/store/grants";
+import { mutate, type Invalidation } from "@/lib/store/invalidation";
+import { endUserSession, getLiveSession, liveSessionsOfUser } from "@/lib/store/sessions";
+import { getSettings } from "@/lib/store/settings";
+import { getPasswordHash, setPassword, updateUser } from "@/lib/store/users";
+import { email as emailField, personName } from "@/lib/users/fields";
+import { LOCALES } from "@/lib/i18n/locales";
+import { RECENT_SIGN_IN_SECONDS } from "./app";
+
+/**
+ * What a person can change on their own account page. Each action takes the page's access (the
+ * user and the login session behind it) and the form's fields, changes what it may, records an
+ * audit event, and says how it went: `done` with a message key, or an error key for the section.
+ * The HTTP side is lib/account/handlers.ts.
+ */
+export type Outcome = { ok: true; done: string; recoveryCodes?: string[] } | { ok: false; error: string; violations?: string[] };
+type Ctx = { inst: Engine; access: AppAccess; actor: Actor; form: URLSearchParams };
+
+const field = (form: URLSearchParams, name: string) => (form.get(name) ?? "").trim();
+
+/** Sessions revoke tokens; the active-token cache must learn it after the commit. */
+const TOKENS_STALE: Invalidation[] = [{ cache: "accessTokens" }];
+
+export async function updateProfile({ inst, access, actor, form }: Ctx): Promise<Outcome> {
+  const givenName = field(form, "givenName");
+  const familyName = field(form, "familyName");
+  const locale = field(form, "locale");
+  if (!personName.safeParse(givenName).success || !personName.safeParse(familyName).success) return { ok: false, error: "nameTooLong" };
+  if (locale && !(LOCALES as readonly string[]).includes(locale)) return { ok: false, error: "localeUnknown" };
+  await inst.db.transaction(async (tx) => {
+    await updateUser(tx, access.user.id, { givenName: givenName || null, familyName: familyName || null, locale: locale || null });
+    await recordAudit(tx, actor, { action: "user.updated", targetType: "user", targetId: access.user.id, details: { fields: ["givenName", "familyName", "locale"], by: "self" } });
+  });
+  return { ok: true, done: "profileSaved" };
+}
+
+/** A new address is unverified until the mailed code or link comes back. */
+export async function changeEmail({ inst, access, actor, form }: Ctx): Promise<Outcome> {
+  const value = field(form, "email");
+  if (!emailField.safeParse(value).success) return { ok: false, error: "emailInvalid" };
+  if (value.toLowerCase() === access.user.email?.toLowerCase()) return { ok: true, done: "emailUnchanged" };
+  const updated = await inst.db.transaction(async (tx) => {
+    const user = await updateUser(tx, access.user.id, { email: value, emailVerified: false });
+    await recordAudit(tx, actor, { action: "user.email_changed", targetType: "user", targetId: access.user.id, details: { from: access.user.email, to: value } });
+    return user;
+  });
+  if (updated) await sendEmailVerification(inst, updated, actor, updated.locale);
+  return { ok: true, done: accountPolicyOf(await getSettings(inst)).emailVerification === "off" ? "emailChanged" : "emailChangedVerify" };
+}
+
+export async function resendVerification({ inst, access, actor }: Ctx): Promise<Outcome> {
+  const sent = await sendEmailVerification(inst, access.user, actor, access.user.locale);
+  return sent ? { ok: true, done: "verificationSent" } : { ok: false, error: "verificationLimited" };
+}
+
+/**
+ * A new password needs the current one (tried under the lockout's delays for this account, like
+ * a sign-in) and the password policy. Every other session of the user ends, with its tokens.
+ */
+export async function changePassword({ inst, access, actor, form }: Ctx): Promise<Outcome> {
+  const settings = await getSettings(inst);
+  const attempt = { accountKey: accountKeyOf(access.user.id, "", ""), address: actor.ip ?? "unknown", trusted: true };
+  const verdict = await attemptVerdict(inst.db, settings.lockoutPolicy, attempt);
+  if (!verdict.allowed) return { ok: false, error: "throttled" };
+  const hash = await getPasswordHash(inst.db, access.user.id);
+  if (!hash || !(await verifyPassword(hash, (form.get("current") ?? "").slice(0, 1024)))) {
+    await recordFailure(inst.db, settings.lockoutPolicy, { ...attempt, userId: access.user.id });
+    await recordAudit(inst.db, actor, { action: "user.password_change_failed", targetType: "user", targetId: access.user.id, details: { reason: "current_password" } });
+    return { ok: false, error: "currentPasswordWrong" };
+  }
+  await clearFailures(inst.db, attempt);
+  const password = form.get("password") ?? "";
+  if (password !== (form.get("confirm") ?? "")) return { ok: false, error: "passwordMismatch" };
+  const violations = checkPasswordPolicy(password, settings.passwordPolicy);
+  if (violations.length) return { ok: false, error: "passwordPolicy", violations };
+  await mutate(inst, TOKENS_STALE, async (tx) => {
+    await setPassword(tx, access.user.id, password);
+    const others = (await liveSessionsOfUser(tx, access.user.id)).filter((s) => s.id !== access.sid);
+    const horizon = others.length ? await revocationHorizon(tx) : new Date();
+    for (const s of others) {
+      await endUserSession(tx, access.user.id, s.id);
+      await revokeSessionTokens(tx, s.id, "password_changed", { horizon });
+    }
+    await recordAudit(tx, actor, { action: "user.password_changed", targetType: "user", targetId: access.user.id, details: { sessionsEnded: others.length } });
+  });
+  return { ok: true, done: "passwordChanged" };
+}
+
+/** Whether the login session behind the page signed in recently enough to change second factors. */
+async function signedInRecently({ inst, access }: Ctx): Promise<boolean> {
+  const session = await getLiveSession(inst.db, access.userAgentId, access.sid);
+  return !!session && Date.now() - session.authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;
+}
+
+/** Confirms the pending authenticator shown on the page with its first code; the first factor brings recovery codes. */
+export async function addAuthenticator(ctx: Ctx): Promise<Outcome> {
+  const { inst, access, actor, form } = ctx;
+  if (accountPolicyOf(await getSettings(inst)).mfa === "off") return { ok: false, error: "factorsOff" };
+  if (!(await signedInRecently(ctx))) return { ok: false, error: "signInAgain" };
+  const code = (form.get("code") ?? "").replace(/\s/g, "");
+  const outcome = await confirmTotpEnrolment(inst, access.user.id, form.get("factorId") ?? "", { code, name: field(form, "name") }, actor);
+  if (!outcome.ok) return { ok: false, error: "wrongCode" };
+  return { ok: true, done: "authenticatorAdded", ...(outcome.recoveryCodes ? { recoveryCodes: outcome.recoveryCodes } : {}) };
+}
+
+/**
+ * Removes one factor. The last one takes the recovery codes with it; when the settings require a
+ * second factor, the last one cannot be removed here (an administrator can, and the next sign-in
+ * then enrols a new one).
+ */
+export async function removeFactor(ctx: Ctx): Promise<Outcome> {
+  const { inst, access, actor, form } = ctx;
+  if (!(await signedInRecently(ctx))) return { ok: false, error: "signInAgain" };
+  const factor = await getFactor(inst.db, access.user.id, form.get("factorId") ?? "");
+  if (!factor?.confirmedAt) return { ok: false, error: "factorGone" };
+  const all = await listFactors(inst.db, access.user.id);
+  if (all.length === 1 && accountPolicyOf(await getSettings(inst)).mfa === "required") return { ok: false, error: "factorRequired" };
+  await inst.db.transaction(async (tx) => {
+    if (all.length === 1) await deleteAllFactors(tx, access.user.id);
+    else await deleteFactor(tx, access.user.id, factor.id);
+    await recordAudit(tx, actor, { action: "user.factor.removed", targetType: "user", targetId: access.user.id, details: { factorId: factor.id, type: factor.type, name: factor.name } });
+  });
+  return { ok: true, done: "factorRemoved" };
+}
+
+export async function regenerateRecoveryCodes(ctx: Ctx): Promise<Outcome> {
+  const { inst, access, actor } = ctx;
+  if (!(await signedInRecently(ctx))) return { ok: false, error: "signInAgain" };
+  if (!(await listFactors(inst.db, access.user.id)).length) return { ok: false, error: "noFactor" };
+  return { ok: true, done: "recoveryCodesCreated", recoveryCodes: await newRecoveryCodes(inst, access.user.id, actor) };
+}
+
+/** Signs one of the user's sessions out (any browser), revoking what was issued through it. */
+export async function endSession({ inst, access, actor, form }: Ctx): Promise<Outcome> {
+  const sessionId = form.get("sessionId") ?? "";
+  const ended = await mutate(inst, TOKENS_STALE, async (tx) => {
+    if (!(await endUserSession(tx, access.user.id, sessionId))) return false;
+    await revokeSessionTokens(tx, sessionId, "signed_out_from_account");
+    await recordAudit(tx, actor, { action: "session.ended", targetType: "session", targetId: sessionId, details: { from: "account" } });
+    return true;
+  });
+  return ended ? { ok: true, done: sessionId === access.sid ? "signedOutHere" : "sessionEnded" } : { ok: false, error: "sessionGone" };
+}
+
+/** Withdraws an application's access: its grants (and tokens) for the user, and the consent given to it. */
+export async function revokeApp({ inst, access, actor, form }: Ctx): Promise<Outcome> {
+  const clientId = z.string().min(1).max(200).safeParse(form.get("clientId"));
+  if (!clientId.success) return { ok: false, error: "appGone" };
+  const revoked = await mutate(inst, TOKENS_STALE, async (tx) => {
+    const consent = await revokeConsent(tx, access.user.id, clientId.data);
+    const grants = await revokeAllGrants(tx, { clientId: clientId.data, userId: access.user.id }, "revoked_by_user");
+    if (!consent && !grants) return false;
+    await recordAudit(tx, actor, { action: "consent.revoked", targetType: "user", targetId: access.user.id, clientId: clientId.data, details: { by: "self", grants } });
+    return true;
+  });
+  return revoked ? { ok: true, done: "appRevoked" } : { ok: false, error: "appGone" };
+}
+
+export const ACCOUNT_ACTIONS = {
+  profile: updateProfile,
+  email: changeEmail,
+  "verify-email": resendVerification,
+  password: changePassword,
+  "add-authenticator": addAuthenticator,
+  "remove-factor": removeFactor,
+  "recovery-codes": regenerateRecoveryCodes,
+  "end-session": endSession,
+  "revoke-app": revokeApp,
+} as const satisfies Record<string, (ctx: Ctx) => Promise<Outcome>>;
+
+export type AccountAction = keyof typeof ACCOUNT_ACTIONS;

@@ -1,0 +1,23 @@
+import type { FirstPartyApp } from "@/lib/first-party/app";
+
+/**
+ * The account page, where a signed-in person manages their own account: a first-party app
+ * (lib/first-party/app.ts), so reaching it goes through the sign-in policy like any application
+ * (second factor, verified address) and it holds no password itself.
+ */
+export const ACCOUNT_PATH = "/ui/account";
+
+export const ACCOUNT_APP: FirstPartyApp = {
+  clientId: "torii-account",
+  name: "Torii Account",
+  path: ACCOUNT_PATH,
+  cookie: "torii_account",
+  loginCookie: "torii_account_login",
+  sessionMaxAgeSeconds: 12 * 3600,
+};
+
+/**
+ * Changes to second factors need a sign-in this recent (seconds): someone who finds a browser
+ * left signed in cannot take over the account's factors without the password (and the factor).
+ */
+export const RECENT_SIGN_IN_SECONDS = 15 * 60;

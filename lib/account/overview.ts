@@ -1,0 +1,77 @@
+import type { Engine } from "@/lib/engine";
+import type { AppAccess } from "@/lib/first-party/app-session";
+import { accountPolicyOf } from "@/lib/login/account-policy";
+import { totpEnrolment, type TotpEnrolment } from "@/lib/login/second-factor";
+import { listAuditEvents, type AuditRow } from "@/lib/store/audit-events";
+import { listUserConsents } from "@/lib/store/consents";
+import { listFactors, unusedRecoveryCodes, type Factor } from "@/lib/store/factors";
+import { appsOfUser } from "@/lib/store/grants";
+import { getLiveSession, liveSessionsOfUser, type Session } from "@/lib/store/sessions";
+import { getSettings } from "@/lib/store/settings";
+import type { User } from "@/lib/store/users";
+import { ACCOUNT_APP, RECENT_SIGN_IN_SECONDS } from "./app";
+import { CONSOLE_CLIENT_ID } from "@/lib/console/client";
+
+/** Everything the account page shows, read in one place. */
+export type AccountOverview = {
+  user: User;
+  mfa: "off" | "optional" | "required";
+  emailVerification: "off" | "optional" | "required";
+  factors: Factor[];
+  recoveryCodesLeft: number;
+  /** The pending authenticator to show, when the person asked to add one. */
+  enrolment: TotpEnrolment | null;
+  /** Whether factor changes are allowed now (a sign-in within RECENT_SIGN_IN_SECONDS). */
+  recentSignIn: boolean;
+  sessions: (Session & { current: boolean })[];
+  /** Applications holding tokens of the user or a consent, without Torii's own apps. */
+  apps: { clientId: string; clientName: string; lastGrantAt: Date | null; consentScopes: string[] | null }[];
+  events: AuditRow[];
+  /** Names of the applications the events mention, by client id (an id without a name: deleted since). */
+  clientNames: Record<string, string>;
+};
+
+const OWN_APPS = new Set([ACCOUNT_APP.clientId, CONSOLE_CLIENT_ID]);
+
+export async function accountOverview(inst: Engine, access: AppAccess, opts: { addAuthenticator: boolean }): Promise<AccountOverview> {
+  const userId = access.user.id;
+  const settings = await getSettings(inst);
+  const policy = accountPolicyOf(settings);
+  const [factors, recoveryCodesLeft, sessions, grants, consents, events, current] = await Promise.all([
+    listFactors(inst.db, userId),
+    unusedRecoveryCodes(inst.db, userId),
+    liveSessionsOfUser(inst.db, userId),
+    appsOfUser(inst.db, userId),
+    listUserConsents(inst.db, userId),
+    listAuditEvents(inst.db, { involving: userId, limit: 20, offset: 0 }),
+    getLiveSession(inst.db, access.userAgentId, access.sid),
+  ]);
+  const apps = new Map<string, AccountOverview["apps"][number]>();
+  for (const g of grants) apps.set(g.clientId, { clientId: g.clientId, clientName: g.clientName, lastGrantAt: g.lastGrantAt, consentScopes: null });
+  for (const c of consents) {
+    const known = apps.get(c.clientId);
+    apps.set(c.clientId, { clientId: c.clientId, clientName: c.clientName, lastGrantAt: known?.lastGrantAt ?? null, consentScopes: c.scopes });
+  }
+  for (const id of OWN_APPS) apps.delete(id);
+  const clientNames: Record<string, string> = {};
+  for (const id of new Set(events.events.map((e) => e.clientId).filter((c): c is string => !!c))) {
+    const client = await inst.store.clients.get(id);
+    if (client) clientNames[id] = client.name;
+  }
+  const recentSignIn = !!current && Date.now() - current.authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;
+  const enrolment =
+    opts.addAuthenticator && policy.mfa !== "off" && recentSignIn ? await totpEnrolment(inst, access.user, settings.branding.productName || "Torii") : null;
+  return {
+    user: access.user,
+    mfa: policy.mfa,
+    emailVerification: policy.emailVerification,
+    factors,
+    recoveryCodesLeft,
+    enrolment,
+    recentSignIn,
+    sessions: sessions.map((s) => ({ ...s, current: s.id === access.sid })),
+    apps: [...apps.values()],
+    events: events.events,
+    clientNames,
+  };
+}

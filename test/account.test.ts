@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { Secret, TOTP } from "otpauth";
+import { sessions } from "@/db/schema";
+import { ACCOUNT_APP } from "@/lib/account/app";
+import { handleAccountCallback, handleAccountForm, handleAccountSignIn } from "@/lib/account/handlers";
+import { appAccess } from "@/lib/first-party/app-session";
+import { totpEnrolment } from "@/lib/login/second-factor";
+import { listFactors } from "@/lib/store/factors";
+import { getUser } from "@/lib/store/users";
+import { startTestInstance, type TestInstance } from "./harness";
+import { authRequestOf, Browser, makeUser } from "./authorize-support";
+
+// The account page's forms (lib/account): reached only through its own sign-in (a first-party
+// client going through the sign-in policy), each form needs the page's CSRF token, changes to
+// second factors need a recent sign-in, and bad input changes nothing.
+let t: TestInstance;
+beforeAll(async () => {
+  t = await startTestInstance();
+});
+afterAll(async () => t.close());
+
+const at = (r: Response) => r.headers.get("location") ?? "";
+
+/** Signs `username` in to the account page in a new browser; returns it with its CSRF token. */
+async function signedIn(username: string, extraFactorStep?: (b: Browser, flow: string) => Promise<Response>) {
+  const b = new Browser(t);
+  const start = await handleAccountSignIn(t.inst, b.request("/ui/account/signin"));
+  for (const c of start.headers.getSetCookie()) b.cookies.set(c.split("=")[0]!, decodeURIComponent(c.split(";")[0]!.split("=").slice(1).join("=")));
+  const authorize = await b.authorizeRaw(new URL(at(start)).search);
+  const flow = authRequestOf(authorize);
+  await b.post("loginname", flow, { loginName: username });
+  let next = await b.callback(at(await b.post("password", flow, { password: "correct horse battery" })));
+  if (extraFactorStep) next = await extraFactorStep(b, flow);
+  expect(at(next)).toContain("/ui/account/callback?");
+  const done = await handleAccountCallback(t.inst, b.request(new URL(at(next)).pathname + new URL(at(next)).search));
+  expect(at(done)).toBe(`${t.issuer}/ui/account`);
+  for (const c of done.headers.getSetCookie()) b.cookies.set(c.split("=")[0]!, decodeURIComponent(c.split(";")[0]!.split("=").slice(1).join("=")));
+  const access = await appAccess(t.inst, ACCOUNT_APP, { app: b.cookies.get(ACCOUNT_APP.cookie), userAgent: b.cookies.get("torii_ua") });
+  expect(access).not.toBeNull();
+  return { b, access: access! };
+}
+
+function submit(b: Browser, action: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  return handleAccountForm(
+    t.inst,
+    b.request(`/ui/account/submit/${action}`, {
+      method: "POST",
+      body: new URLSearchParams(fields).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: t.baseUrl, ...headers },
+    }),
+    action,
+  );
+}
+
+const appCode = (key: string, steps = 0) =>
+  new TOTP({ secret: Secret.fromBase32(key.replace(/\s/g, "")), digits: 6, period: 30, algorithm: "SHA1" }).generate({ timestamp: Date.now() + steps * 30_000 });
+
+describe("the account page", () => {
+  it("is reached through its own sign-in; its client is first-party (no consent screen)", async () => {
+    const user = await makeUser(t, "ana");
+    const { access } = await signedIn("ana");
+    expect(access.user.id).toBe(user.id);
+    expect((await t.inst.store.clients.get(ACCOUNT_APP.clientId))?.firstParty).toBe(true);
+  });
+
+  it("refuses forms without the page's CSRF token, from another origin, unknown actions and NULs, changing nothing", async () => {
+    const user = await makeUser(t, "bea");
+    const { b, access } = await signedIn("bea");
+    expect((await submit(b, "profile", { givenName: "Mallory" })).status).toBe(403);
+    expect((await submit(b, "profile", { givenName: "Mallory", csrf: access.csrf }, { origin: "https://evil.example" })).status).toBe(403);
+    expect(at(await submit(b, "nope", { csrf: access.csrf }))).toContain("error=badRequest");
+    expect(at(await submit(b, "profile", { givenName: "Mal\u0000lory", csrf: access.csrf }))).toContain("error=badRequest");
+    expect((await getUser(t.inst.db, user.id))!.givenName).toBe("Given");
+    // Without the page's session: sent to sign in.
+    const stranger = new Browser(t);
+    expect(at(await submit(stranger, "profile", { givenName: "Mallory", csrf: access.csrf }))).toContain("/ui/account/signin");
+    // With it, the change is made and audited.
+    expect(at(await submit(b, "profile", { givenName: "Beatrice", familyName: "B", locale: "de", csrf: access.csrf }))).toContain("done=profileSaved");
+    expect(await getUser(t.inst.db, user.id)).toMatchObject({ givenName: "Beatrice", locale: "de" });
+    expect(at(await submit(b, "profile", { givenName: "x", locale: "xx", csrf: access.csrf }))).toContain("error=localeUnknown");
+  });
+
+  it("second factors: added with the first code (recovery codes in a sealed cookie), changed only after a recent sign-in, the last one kept when required", async () => {
+    const user = await makeUser(t, "cleo");
+    const { b, access } = await signedIn("cleo");
+    const enrolment = await totpEnrolment(t.inst, user, "Torii");
+    expect(at(await submit(b, "add-authenticator", { factorId: enrolment.factorId, code: "000000", name: "Phone", csrf: access.csrf }))).toContain("error=wrongCode");
+    const added = await submit(b, "add-authenticator", { factorId: enrolment.factorId, code: appCode(enrolment.secret), name: "Phone", csrf: access.csrf });
+    expect(at(added)).toContain("done=authenticatorAdded");
+    const codes = added.headers.getSetCookie().find((c) => c.startsWith("torii_account_codes="));
+    expect(codes).toMatch(/HttpOnly/i);
+    expect(codes).toMatch(/Path=\/ui\/account/);
+    const [factor] = await listFactors(t.inst.db, user.id);
+    expect(factor).toMatchObject({ name: "Phone", type: "totp" });
+
+    await t.api("/management/v1/settings", { method: "PUT", json: { mfa: "required" } });
+    try {
+      expect(at(await submit(b, "remove-factor", { factorId: factor!.id, csrf: access.csrf }))).toContain("error=factorRequired");
+    } finally {
+      await t.api("/management/v1/settings", { method: "PUT", json: { mfa: "optional" } });
+    }
+    // A sign-in twenty minutes old is not recent enough to touch the factors.
+    await t.inst.db.update(sessions).set({ authTime: new Date(Date.now() - 20 * 60_000) }).where(eq(sessions.id, access.sid));
+    expect(at(await submit(b, "remove-factor", { factorId: factor!.id, csrf: access.csrf }))).toContain("error=signInAgain");
+    expect(at(await submit(b, "recovery-codes", { csrf: access.csrf }))).toContain("error=signInAgain");
+    expect(await listFactors(t.inst.db, user.id)).toHaveLength(1);
+
+    // The next sign-in to the page goes through the factor, like any application's.
+    const again = await signedIn("cleo", async (b2, flow) => b2.callback(at(await b2.post("factor", flow, { code: appCode(enrolment.secret, 1) }))));
+    expect(at(await submit(again.b, "remove-factor", { factorId: factor!.id, csrf: again.access.csrf }))).toContain("done=factorRemoved");
+    expect(await listFactors(t.inst.db, user.id)).toHaveLength(0);
+  });
+
+  it("sessions and applications: only the user's own can be ended or withdrawn", async () => {
+    await makeUser(t, "dora");
+    await makeUser(t, "emil");
+    const dora = await signedIn("dora");
+    const emil = await signedIn("emil");
+    expect(at(await submit(dora.b, "end-session", { sessionId: emil.access.sid, csrf: dora.access.csrf }))).toContain("error=sessionGone");
+    expect(await appAccess(t.inst, ACCOUNT_APP, { app: emil.b.cookies.get(ACCOUNT_APP.cookie), userAgent: emil.b.cookies.get("torii_ua") })).not.toBeNull();
+    expect(at(await submit(dora.b, "revoke-app", { clientId: "no-such-client", csrf: dora.access.csrf }))).toContain("error=appGone");
+    // Ending the page's own session signs the page out.
+    const own = await submit(dora.b, "end-session", { sessionId: dora.access.sid, csrf: dora.access.csrf });
+    expect(at(own)).toBe(`${t.issuer}/ui/account/signed-out`);
+    expect(await appAccess(t.inst, ACCOUNT_APP, { app: dora.b.cookies.get(ACCOUNT_APP.cookie), userAgent: dora.b.cookies.get("torii_ua") })).toBeNull();
+  });
+
+  it("a new address is unverified and mailed; a wrong current password is refused and audited", async () => {
+    const user = await makeUser(t, "fynn");
+    const { b, access } = await signedIn("fynn");
+    expect(at(await submit(b, "email", { email: "not an address", csrf: access.csrf }))).toContain("error=emailInvalid");
+    expect(at(await submit(b, "email", { email: "fynn.new@mail.example", csrf: access.csrf }))).toContain("done=emailChangedVerify");
+    expect(await getUser(t.inst.db, user.id)).toMatchObject({ email: "fynn.new@mail.example", emailVerified: false });
+    const outbox = await (await t.api("/management/v1/outbox")).json();
+    expect(JSON.stringify(outbox)).toContain("fynn.new@mail.example");
+    expect(at(await submit(b, "password", { current: "wrong", password: "Another horse 43", confirm: "Another horse 43", csrf: access.csrf }))).toContain("error=currentPasswordWrong");
+    expect(at(await submit(b, "password", { current: "correct horse battery", password: "Another horse 43", confirm: "different", csrf: access.csrf }))).toContain("error=passwordMismatch");
+    expect(at(await submit(b, "password", { current: "correct horse battery", password: "short", confirm: "short", csrf: access.csrf }))).toMatch(/error=passwordPolicy&violations=minLength/);
+    const audit = await (await t.api(`/management/v1/audit?action=user.password_change_failed`)).json();
+    expect(JSON.stringify(audit)).toContain(user.id);
+  });
+});
