@@ -499,6 +499,8 @@ export const authRequests = pgTable(
     claims: jsonb("claims").$type<{ idToken: string[]; userinfo: string[]; subjects: string[] | null; acr?: string[] | null } | null>(),
     /** Authentication context classes asked for (`acr_values`, an essential `acr` claim). */
     acrValues: text("acr_values").array().notNull().default(sql`'{}'::text[]`),
+    /** The WebAuthn challenge of the passkey prompt the last login page showed; used once. */
+    webauthnChallenge: text("webauthn_challenge"),
     /** API identifiers asked for with `resource` (RFC 8707). */
     resources: text("resources").array().notNull().default(sql`'{}'::text[]`),
     locale: text("locale").notNull(),

@@ -212,3 +212,36 @@ describe("second factors at sign-in", () => {
     expect(at(await passwordStep(b, flow, "mira"))).toContain("/ui/login/factor/enrol?");
   });
 });
+
+describe("passkeys: bad answers change nothing", () => {
+  it("a passkey answer without a prompt, malformed, or for an unknown credential is refused on the login page, and the prompt's challenge is used once", async () => {
+    const { handleSubmitPasskeySignIn, loginPasskeyPrompt } = await import("@/lib/login/passkey-handlers");
+    const b = new Browser(t);
+    const flow = authRequestOf(await b.authorize(authorize()));
+    const post = async (response: string) => {
+      const csrf = await b.csrf(flow);
+      return handleSubmitPasskeySignIn(
+        t.inst,
+        b.request("/ui/login/submit/passkey", {
+          method: "POST",
+          body: new URLSearchParams({ authRequest: flow, csrf, response }).toString(),
+          headers: { "content-type": "application/x-www-form-urlencoded", origin: t.baseUrl },
+        }),
+      );
+    };
+    const loginPage = `/ui/login?authRequest=${encodeURIComponent(flow)}`;
+    // No prompt was shown: no challenge to answer.
+    expect(at(await post("{}"))).toBe(loginPage);
+    const options = JSON.parse(await loginPasskeyPrompt(t.inst, flow)) as { challenge: string; rpId: string; userVerification: string };
+    expect(options.rpId).toBe(new URL(t.issuer).hostname);
+    expect(options.userVerification).toBe("required");
+    // Malformed: refused, and the challenge is spent.
+    expect(at(await post("not json"))).toBe(loginPage);
+    await loginPasskeyPrompt(t.inst, flow);
+    const unknown = { id: "AAAA", rawId: "AAAA", type: "public-key", response: { clientDataJSON: "", authenticatorData: "", signature: "" }, clientExtensionResults: {} };
+    expect(at(await post(JSON.stringify(unknown)))).toBe(loginPage);
+    const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
+    const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id);
+    expect(pending).toMatchObject({ formError: "passkeyFailed", sessionId: null, webauthnChallenge: null });
+  });
+});

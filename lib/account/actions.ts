@@ -5,6 +5,7 @@ import { accountPolicyOf } from "@/lib/login/account-policy";
 import { sendEmailVerification } from "@/lib/login/email-verification";
 import { accountKeyOf, attemptVerdict, clearFailures, recordFailure } from "@/lib/login/lockout";
 import { confirmTotpEnrolment, newRecoveryCodes } from "@/lib/login/second-factor";
+import { confirmPasskeyRegistration } from "@/lib/login/passkeys";
 import { checkPasswordPolicy, verifyPassword } from "@/lib/passwords";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { revokeConsent } from "@/lib/store/consents";
@@ -114,6 +115,16 @@ export async function addAuthenticator(ctx: Ctx): Promise<Outcome> {
   return { ok: true, done: "authenticatorAdded", ...(outcome.recoveryCodes ? { recoveryCodes: outcome.recoveryCodes } : {}) };
 }
 
+/** Completes the passkey registration the page started with the browser's answer. */
+export async function addPasskey(ctx: Ctx): Promise<Outcome> {
+  const { inst, access, actor, form } = ctx;
+  if (accountPolicyOf(await getSettings(inst)).mfa === "off") return { ok: false, error: "factorsOff" };
+  if (!(await signedInRecently(ctx))) return { ok: false, error: "signInAgain" };
+  const outcome = await confirmPasskeyRegistration(inst, access.user.id, form.get("factorId") ?? "", { response: form.get("response") ?? "", name: field(form, "name") }, actor);
+  if (!outcome.ok) return { ok: false, error: "passkeyFailed" };
+  return { ok: true, done: "passkeyAdded", ...(outcome.recoveryCodes ? { recoveryCodes: outcome.recoveryCodes } : {}) };
+}
+
 /**
  * Removes one factor. The last one takes the recovery codes with it; when the settings require a
  * second factor, the last one cannot be removed here (an administrator can, and the next sign-in
@@ -173,6 +184,7 @@ export const ACCOUNT_ACTIONS = {
   "verify-email": resendVerification,
   password: changePassword,
   "add-authenticator": addAuthenticator,
+  "add-passkey": addPasskey,
   "remove-factor": removeFactor,
   "recovery-codes": regenerateRecoveryCodes,
   "end-session": endSession,

@@ -30,6 +30,7 @@ const SECTION: Record<AccountAction, string> = {
   "verify-email": "email",
   password: "password",
   "add-authenticator": "factors",
+  "add-passkey": "factors",
   "remove-factor": "factors",
   "recovery-codes": "factors",
   "end-session": "sessions",

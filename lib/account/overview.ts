@@ -2,6 +2,7 @@ import type { Engine } from "@/lib/engine";
 import type { AppAccess } from "@/lib/first-party/app-session";
 import { accountPolicyOf } from "@/lib/login/account-policy";
 import { totpEnrolment, type TotpEnrolment } from "@/lib/login/second-factor";
+import { passkeyRegistration } from "@/lib/login/passkeys";
 import { listAuditEvents, type AuditRow } from "@/lib/store/audit-events";
 import { listUserConsents } from "@/lib/store/consents";
 import { listFactors, unusedRecoveryCodes, type Factor } from "@/lib/store/factors";
@@ -21,6 +22,8 @@ export type AccountOverview = {
   recoveryCodesLeft: number;
   /** The pending authenticator to show, when the person asked to add one. */
   enrolment: TotpEnrolment | null;
+  /** The pending passkey registration to offer, when the person asked to add one: its factor and the browser's options (JSON). */
+  passkeyRegistration: { factorId: string; options: string } | null;
   /** Whether factor changes are allowed now (a sign-in within RECENT_SIGN_IN_SECONDS). */
   recentSignIn: boolean;
   sessions: (Session & { current: boolean })[];
@@ -33,7 +36,7 @@ export type AccountOverview = {
 
 const OWN_APPS = new Set([ACCOUNT_APP.clientId, CONSOLE_CLIENT_ID]);
 
-export async function accountOverview(inst: Engine, access: AppAccess, opts: { addAuthenticator: boolean }): Promise<AccountOverview> {
+export async function accountOverview(inst: Engine, access: AppAccess, opts: { add: "authenticator" | "passkey" | null }): Promise<AccountOverview> {
   const userId = access.user.id;
   const settings = await getSettings(inst);
   const policy = accountPolicyOf(settings);
@@ -59,8 +62,10 @@ export async function accountOverview(inst: Engine, access: AppAccess, opts: { a
     if (client) clientNames[id] = client.name;
   }
   const recentSignIn = !!current && Date.now() - current.authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;
-  const enrolment =
-    opts.addAuthenticator && policy.mfa !== "off" && recentSignIn ? await totpEnrolment(inst, access.user, settings.branding.productName || "Torii") : null;
+  const canAdd = policy.mfa !== "off" && recentSignIn;
+  const product = settings.branding.productName || "Torii";
+  const enrolment = canAdd && opts.add === "authenticator" ? await totpEnrolment(inst, access.user, product) : null;
+  const registration = canAdd && opts.add === "passkey" ? await passkeyRegistration(inst, access.user, product) : null;
   return {
     user: access.user,
     mfa: policy.mfa,
@@ -68,6 +73,7 @@ export async function accountOverview(inst: Engine, access: AppAccess, opts: { a
     factors,
     recoveryCodesLeft,
     enrolment,
+    passkeyRegistration: registration ? { factorId: registration.factorId, options: JSON.stringify(registration.options) } : null,
     recentSignIn,
     sessions: sessions.map((s) => ({ ...s, current: s.id === access.sid })),
     apps: [...apps.values()],

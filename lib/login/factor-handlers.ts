@@ -1,13 +1,14 @@
 import { seeOther } from "@/lib/http/responses";
 import { decrypt, encrypt } from "@/lib/crypto";
 import { recordAudit } from "@/lib/store/audit";
-import { updateAuthRequest } from "@/lib/store/auth-requests";
+import { takeWebauthnChallenge, updateAuthRequest } from "@/lib/store/auth-requests";
 import { recordSecondFactor } from "@/lib/store/sessions";
 import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
 import { guarded, type Flow } from "./handlers";
 import { notifyOwner } from "./owner-notices";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
-import { amrWithFactor, checkSecondFactor, confirmTotpEnrolment } from "./second-factor";
+import { amrWithFactor, checkSecondFactor, confirmTotpEnrolment, type FactorCheck } from "./second-factor";
+import { verifyPasskey } from "./passkeys";
 import { pendingStep, type SessionAccount } from "./steps";
 
 /**
@@ -26,12 +27,16 @@ async function accountAt(flow: Flow, want: "secondFactor" | "enrolFactor"): Prom
   return step.step === want ? step.account : callback;
 }
 
-/** A code of one of the user's authenticators, or a recovery code; wrong ones count toward the lockout. */
+/**
+ * A code of one of the user's authenticators, or a recovery code (wrong ones count toward the
+ * lockout), or the answer of one of the user's passkeys to the page's prompt.
+ */
 export const handleSubmitSecondFactor = guarded(async (flow) => {
   const { inst, settings, id, authRequest, form, actor, request } = flow;
   const account = await accountAt(flow, "secondFactor");
   if (account instanceof Response) return account;
-  const result = await checkSecondFactor(inst, {
+  const passkeyAnswer = form.get("response");
+  const result: FactorCheck = passkeyAnswer ? await passkeyAsFactor(flow, account.userId, passkeyAnswer) : await checkSecondFactor(inst, {
     userId: account.userId,
     code: form.get("code") ?? "",
     address: actor.ip ?? "unknown",
@@ -59,7 +64,8 @@ export const handleSubmitSecondFactor = guarded(async (flow) => {
       await notifyOwner(inst, account.userId, "accountLocked", actor, { minutes });
     }
     const wait = "retryAfterSeconds" in result ? { retrySeconds: String(result.retryAfterSeconds) } : null;
-    await updateAuthRequest(inst.db, id, { formError: result.reason === "invalid" ? "wrongCode" : result.reason, formValues: wait });
+    const formError = passkeyAnswer ? "passkeyFailed" : result.reason === "invalid" ? "wrongCode" : result.reason;
+    await updateAuthRequest(inst.db, id, { formError, formValues: wait });
     return seeOther(loginUrl(LOGIN_PATHS.secondFactor, id));
   }
   const amr = amrWithFactor(account.amr, result.method);
@@ -76,6 +82,16 @@ export const handleSubmitSecondFactor = guarded(async (flow) => {
   });
   return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, account.userId)]);
 });
+
+/**
+ * A passkey answering the factor page's prompt (its challenge taken from the pending request, so
+ * it answers once). A failed passkey does not count toward the lockout: it cannot be guessed.
+ */
+async function passkeyAsFactor(flow: Flow, userId: string, answer: string): Promise<FactorCheck> {
+  const challenge = await takeWebauthnChallenge(flow.inst.db, flow.id);
+  const result = challenge ? await verifyPasskey(flow.inst, answer, challenge, { userId }) : ({ ok: false } as const);
+  return result.ok ? { ok: true, method: result.method, via: "passkey", factorId: result.factorId } : { ok: false, reason: "invalid" };
+}
 
 const codesAad = (authRequestId: string) => `login-recovery-codes:${authRequestId}`;
 

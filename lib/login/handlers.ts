@@ -144,7 +144,7 @@ export const handleSubmitPassword = guarded(async (flow) => {
  * the request or ends it with an error for the client (the callback then completes or answers
  * it), else the page the flow continues on.
  */
-async function refusal(flow: Flow, account: PolicyAccount): Promise<Response | null> {
+export async function refusal(flow: Flow, account: PolicyAccount): Promise<Response | null> {
   const { inst, settings, uaId, id, authRequest } = flow;
   const client = await inst.store.clients.get(authRequest.clientId);
   if (!client) return null; // the callback answers that the client is gone

@@ -36,6 +36,8 @@ export const LOGIN_PATHS = {
   /** The recovery codes, shown once after the first factor was enrolled during sign-in. */
   recoveryCodes: "/ui/login/factor/recovery-codes",
   submitRecoveryCodes: "/ui/login/submit/recovery-codes",
+  /** "Sign in with a passkey" on the first page (the passkey's answer, posted by a script). */
+  submitPasskey: "/ui/login/submit/passkey",
 } as const;
 
 export const CALLBACK_PATH = "/oauth/v2/authorize/callback";

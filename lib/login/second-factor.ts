@@ -102,7 +102,7 @@ export async function confirmTotpEnrolment(
 }
 
 export type FactorCheck =
-  | { ok: true; method: FactorMethod; via: "totp" | "recoveryCode"; factorId: string | null }
+  | { ok: true; method: FactorMethod; via: "totp" | "recoveryCode" | "passkey"; factorId: string | null }
   | { ok: false; reason: "invalid"; lockedUntil?: Date }
   | { ok: false; reason: "throttled" | "accountLocked"; retryAfterSeconds: number };
 

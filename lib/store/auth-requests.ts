@@ -43,9 +43,24 @@ export async function findPendingAuthRequest(
 export async function updateAuthRequest(
   db: Executor,
   id: string,
-  patch: Partial<Pick<AuthRequest, "loginName" | "sessionId" | "formError" | "formValues" | "prompt" | "consentDenied">>,
+  patch: Partial<Pick<AuthRequest, "loginName" | "sessionId" | "formError" | "formValues" | "prompt" | "consentDenied" | "webauthnChallenge">>,
 ): Promise<void> {
   await db.update(authRequests).set(patch).where(eq(authRequests.idHash, sha256(id)));
+}
+
+/** Takes the passkey prompt's challenge of the request: it answers one passkey response, then it is gone. */
+export async function takeWebauthnChallenge(db: Executor, id: string): Promise<string | null> {
+  const [row] = await db
+    .select({ c: authRequests.webauthnChallenge })
+    .from(authRequests)
+    .where(eq(authRequests.idHash, sha256(id)));
+  if (!row?.c) return null;
+  const taken = await db
+    .update(authRequests)
+    .set({ webauthnChallenge: null })
+    .where(and(eq(authRequests.idHash, sha256(id)), eq(authRequests.webauthnChallenge, row.c)))
+    .returning({ h: authRequests.idHash });
+  return taken.length ? row.c : null;
 }
 
 /** Marks the request used; false when another request got there first (it is single-use). */

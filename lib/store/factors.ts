@@ -111,3 +111,61 @@ export async function consumeRecoveryCode(db: Executor, masterKey: Buffer, userI
     .returning({ id: recoveryCodes.id });
   return rows.length === 1;
 }
+
+/**
+ * The user's pending passkey registration: a webauthn factor row without a credential yet,
+ * holding the registration's challenge (encrypted like a TOTP secret). Earlier pending ones of
+ * the user are replaced: only the newest prompt can complete.
+ */
+export async function pendingPasskey(db: Executor, masterKey: Buffer, userId: string, challenge: string, now = new Date()): Promise<Factor> {
+  await db.delete(userFactors).where(and(eq(userFactors.userId, userId), eq(userFactors.type, "webauthn"), isNull(userFactors.confirmedAt)));
+  const id = randomId();
+  const [row] = await db
+    .insert(userFactors)
+    .values({ id, userId, type: "webauthn", name: "", secretEnc: encrypt(masterKey, challenge, secretAad(id)), createdAt: now })
+    .returning();
+  return row!;
+}
+
+/** The challenge of a pending passkey registration. */
+export function passkeyChallengeOf(masterKey: Buffer, factor: Pick<Factor, "id" | "secretEnc">): string {
+  return decrypt(masterKey, factor.secretEnc!, secretAad(factor.id));
+}
+
+/** Completes a pending passkey registration with its verified credential; false when it was completed already. */
+export async function confirmPasskey(
+  db: Executor,
+  factorId: string,
+  c: { name: string; credentialId: string; publicKey: string; signCount: number; transports: string[]; deviceType: string },
+  now = new Date(),
+): Promise<boolean> {
+  const rows = await db
+    .update(userFactors)
+    .set({ ...c, secretEnc: null, confirmedAt: now })
+    .where(and(eq(userFactors.id, factorId), isNull(userFactors.confirmedAt)))
+    .returning({ id: userFactors.id });
+  return rows.length === 1;
+}
+
+/** The confirmed passkey with this credential id, whoever's it is (a passwordless sign-in names nobody first). */
+export async function findPasskey(db: Executor, credentialId: string): Promise<Factor | undefined> {
+  if (!credentialId || credentialId.length > 1024) return undefined;
+  const [row] = await db
+    .select()
+    .from(userFactors)
+    .where(and(eq(userFactors.credentialId, credentialId), eq(userFactors.type, "webauthn"), isNotNull(userFactors.confirmedAt)));
+  return row;
+}
+
+/**
+ * Records a passkey's use with the authenticator's new signature counter, only if the stored
+ * counter is still the one the check was made against (two uses of one assertion cannot both pass).
+ */
+export async function recordPasskeyUse(db: Executor, factorId: string, previous: number, next: number, now = new Date()): Promise<boolean> {
+  const rows = await db
+    .update(userFactors)
+    .set({ signCount: next, lastUsedAt: now })
+    .where(and(eq(userFactors.id, factorId), eq(userFactors.signCount, previous)))
+    .returning({ id: userFactors.id });
+  return rows.length === 1;
+}

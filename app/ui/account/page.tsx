@@ -10,6 +10,7 @@ import { userAgentCookieName } from "@torii/core/session/user-agent";
 import { getSettings } from "@torii/core/store/settings";
 import { LOCALES } from "@torii/core/i18n/locales";
 import { BrandMark } from "@/app/ui/components/brand-mark";
+import { PasskeyForm } from "@/app/ui/components/passkey-form";
 import "./account.css";
 
 export const dynamic = "force-dynamic";
@@ -33,7 +34,8 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
   const ta = await getTranslations("console.auditEvents");
   const tp = await getTranslations("login.policy");
   const settings = await getSettings(inst);
-  const o = await accountOverview(inst, access, { addAuthenticator: one(sp.add) === "authenticator" });
+  const add = one(sp.add);
+  const o = await accountOverview(inst, access, { add: add === "authenticator" || add === "passkey" ? add : null });
   const codes = recoveryCodesFromCookie(inst.masterKey, access.user.id, jar.get(RECOVERY_CODES_COOKIE)?.value);
   const done = one(sp.done);
   const error = one(sp.error);
@@ -264,10 +266,35 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
                 </button>
               </form>
             </div>
+          ) : o.passkeyRegistration ? (
+            <div className="enrol" data-testid="passkey-enrol">
+              <h3>{t("factors.passkeyTitle")}</h3>
+              <p>{t("factors.passkeyLead")}</p>
+              <PasskeyForm
+                action={action("add-passkey")}
+                fields={{ csrf: access.csrf, factorId: o.passkeyRegistration.factorId }}
+                options={o.passkeyRegistration.options}
+                mode="register"
+                label={t("factors.passkeyCreate")}
+                failed={t("errors.passkeyFailed")}
+                secondary={false}
+              >
+                <div className="field">
+                  <label htmlFor="passkey-name">{t("factors.passkeyName")}</label>
+                  <input id="passkey-name" name="name" maxLength={64} placeholder={t("factors.passkeyNamePlaceholder")} />
+                </div>
+              </PasskeyForm>
+              <noscript>
+                <p className="hint">{t("factors.passkeyNeedsScript")}</p>
+              </noscript>
+            </div>
           ) : (
-            <p>
+            <p className="factor-actions">
               <a className="btn btn-secondary" href={`${ACCOUNT_PATH}?add=authenticator#factors`}>
                 {t("factors.add")}
+              </a>
+              <a className="btn btn-secondary" href={`${ACCOUNT_PATH}?add=passkey#factors`}>
+                {t("factors.addPasskey")}
               </a>
             </p>
           )}

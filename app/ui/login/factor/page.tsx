@@ -4,6 +4,10 @@ import { torii } from "@torii/core/runtime";
 import { pendingStep } from "@torii/core/login/steps";
 import { CALLBACK_PATH, LOGIN_PATHS } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
+import { hasPasskey } from "@torii/core/login/passkeys";
+import { loginPasskeyPrompt } from "@torii/core/login/passkey-handlers";
+import { listFactors } from "@torii/core/store/factors";
+import { PasskeyForm } from "@/app/ui/components/passkey-form";
 import { loadFlow } from "../flow";
 import { FlowExpired } from "../flow-expired";
 import { lockoutMessage } from "../lockout-message";
@@ -19,17 +23,32 @@ export default async function SecondFactorPage({ searchParams }: { searchParams:
   const inst = await torii();
   const step = await pendingStep(inst.store, req, client, settings.primaryDomain);
   if (step.step !== "secondFactor") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
-  const error = req.formError === "wrongCode" ? t("secondFactor.wrongCode") : lockoutMessage(t, req.formError, req.formValues);
+  const error =
+    req.formError === "wrongCode" ? t("secondFactor.wrongCode") : req.formError === "passkeyFailed" ? t("errors.passkeyFailed") : lockoutMessage(t, req.formError, req.formValues);
+  const userId = step.account.userId;
+  const passkeys = (await hasPasskey(inst, userId)) ? await loginPasskeyPrompt(inst, flow.id, userId) : null;
+  const hasApp = (await listFactors(inst.db, userId)).some((f) => f.type === "totp");
   return (
     <AuthShell settings={settings} title={t("secondFactor.title")} subtitle={t("continueTo", { client: client.name })}>
       <p className="muted" id="factor-lead">
-        {t("secondFactor.lead", { account: step.account.username })}
+        {hasApp ? t("secondFactor.lead", { account: step.account.username }) : t("secondFactor.leadPasskey", { account: step.account.username })}
       </p>
+      {passkeys ? (
+        <PasskeyForm
+          action={LOGIN_PATHS.submitSecondFactor}
+          fields={{ authRequest: flow.id, csrf: flow.csrf }}
+          options={passkeys}
+          mode="authenticate"
+          label={t("secondFactor.passkey")}
+          failed={t("errors.passkeyFailed")}
+          secondary={hasApp}
+        />
+      ) : null}
       <form method="post" action={LOGIN_PATHS.submitSecondFactor}>
         <FlowFields id={flow.id} csrf={flow.csrf} />
         {error ? <Alert id="form-error">{error}</Alert> : null}
         <div className="field">
-          <label htmlFor="code">{t("secondFactor.code")}</label>
+          <label htmlFor="code">{hasApp ? t("secondFactor.code") : t("secondFactor.recoveryCode")}</label>
           {/* One field for both: 6 digits from the app, or a recovery code (xxxxx-xxxxx). */}
           <input
             id="code"
@@ -41,11 +60,13 @@ export default async function SecondFactorPage({ searchParams }: { searchParams:
             required
             autoFocus
             aria-invalid={error ? true : undefined}
-            aria-describedby={error ? "form-error factor-hint" : "factor-hint"}
+            aria-describedby={[error ? "form-error" : "", hasApp ? "factor-hint" : ""].filter(Boolean).join(" ") || undefined}
           />
-          <p className="hint" id="factor-hint">
-            {t("secondFactor.recoveryHint")}
-          </p>
+          {hasApp ? (
+            <p className="hint" id="factor-hint">
+              {t("secondFactor.recoveryHint")}
+            </p>
+          ) : null}
         </div>
         <button type="submit" className="btn btn-primary">
           {t("secondFactor.submit")}

@@ -1,0 +1,56 @@
+import { seeOther } from "@/lib/http/responses";
+import { recordAudit } from "@/lib/store/audit";
+import { takeWebauthnChallenge, updateAuthRequest } from "@/lib/store/auth-requests";
+import { recordAuthentication } from "@/lib/store/sessions";
+import { getUser } from "@/lib/store/users";
+import { deviceCookieAfterSignIn } from "./device-cookie";
+import { guarded, refusal } from "./handlers";
+import { passkeyPrompt, verifyPasskey } from "./passkeys";
+import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
+import type { Engine } from "@/lib/engine";
+
+/**
+ * "Sign in with a passkey" on the first login page: no login name, no password. The passkey's
+ * user must be allowed to finish the request (the sign-in policy, as for a password); the session
+ * records `amr` [`hwk`|`swk`, `mfa`] (lib/login/passkeys.ts says why both).
+ */
+export const handleSubmitPasskeySignIn = guarded(async (flow) => {
+  const { request, inst, settings, uaId, id, authRequest, form, actor } = flow;
+  const challenge = await takeWebauthnChallenge(inst.db, id);
+  const result = challenge ? await verifyPasskey(inst, form.get("response") ?? "", challenge) : ({ ok: false } as const);
+  const user = result.ok ? await getUser(inst.db, result.userId) : undefined;
+  if (!result.ok || !user || user.locked || user.type !== "human") {
+    await recordAudit(inst.db, actor, {
+      action: "user.signin.failed",
+      targetType: "user",
+      targetId: user?.id ?? null,
+      clientId: authRequest.clientId,
+      details: { reason: result.ok ? "user_locked" : "passkey", step: "passkey" },
+    });
+    await updateAuthRequest(inst.db, id, { formError: "passkeyFailed", formValues: null });
+    return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
+  }
+  const refused = await refusal(flow, { userId: user.id, username: user.username, authTime: new Date(), locked: false });
+  if (refused) return refused;
+  const amr = [result.method, "mfa"];
+  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: user.id, amr, lifetimes: settings.lifetimes });
+  await recordAudit(inst.db, { ...actor, id: user.id }, {
+    action: "user.signin",
+    targetType: "session",
+    targetId: session.id,
+    clientId: authRequest.clientId,
+    details: { amr, factorId: result.factorId },
+  });
+  await updateAuthRequest(inst.db, id, { sessionId: session.id, loginName: user.username, formError: null, formValues: null });
+  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, user.id)]);
+});
+
+/**
+ * The options of a login page's passkey prompt, its challenge kept with the pending request (the
+ * page that shows the prompt calls this; a new page replaces the previous challenge).
+ */
+export async function loginPasskeyPrompt(inst: Engine, authRequestId: string, userId?: string): Promise<string> {
+  const options = await passkeyPrompt(inst, userId);
+  await updateAuthRequest(inst.db, authRequestId, { webauthnChallenge: options.challenge });
+  return JSON.stringify(options);
+}
