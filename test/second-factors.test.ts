@@ -56,6 +56,8 @@ async function idTokenOf(res: Response) {
 
 describe("second factors at sign-in", () => {
   let totpSecret = "";
+  /** The code that confirmed the enrolment: good once, whatever the clock does before it is tried again. */
+  let enrolCode = "";
   let recovery: string[] = [];
   let userId = "";
 
@@ -88,7 +90,8 @@ describe("second factors at sign-in", () => {
 
     const wrong = appCode(totpSecret, 10);
     expect(at(await b.post("factor-enrol", flow, { factorId: enrolment.factorId, code: wrong, name: "Phone" }))).toContain("/ui/login/factor/enrol?");
-    const ok = await b.post("factor-enrol", flow, { factorId: enrolment.factorId, code: appCode(totpSecret), name: "Phone" });
+    enrolCode = appCode(totpSecret);
+    const ok = await b.post("factor-enrol", flow, { factorId: enrolment.factorId, code: enrolCode, name: "Phone" });
     expect(at(ok)).toBe(`/ui/login/factor/recovery-codes?authRequest=${encodeURIComponent(flow)}`);
     const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
     const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id);
@@ -117,7 +120,7 @@ describe("second factors at sign-in", () => {
     expect(at(atCallback)).toBe(`/ui/login/factor?authRequest=${encodeURIComponent(flow)}`);
     expect(redirectParams(await b.authorize(authorize({ prompt: "none" }))).get("error")).toBe("interaction_required");
     // The code used at enrolment was for this 30-second step: it is good once.
-    expect(at(await b.post("factor", flow, { code: appCode(totpSecret) }))).toContain("/ui/login/factor?");
+    expect(at(await b.post("factor", flow, { code: enrolCode }))).toContain("/ui/login/factor?");
     const next = await b.post("factor", flow, { code: appCode(totpSecret, 1) });
     expect(at(next)).toBe(callbackOf(flow));
     expect(next.headers.getSetCookie().some((c) => c.startsWith("torii_device"))).toBe(true);
