@@ -45,9 +45,9 @@ export async function markMailFailed(db: Executor, id: string, error: string, re
   await db.update(mailOutbox).set({ state: "failed", lastError: error.slice(0, 1000), nextAttemptAt: retryAt }).where(eq(mailOutbox.id, id));
 }
 
-/** The outbox, newest first; `before` pages on by creation time. */
+/** The outbox, newest first; `before` pages on by creation time; `to` is an address, in any case. */
 export async function listOutbox(db: Executor, opts: { limit: number; before?: Date; to?: string }): Promise<OutboxMail[]> {
-  const conds = [opts.before ? lt(mailOutbox.createdAt, opts.before) : undefined, opts.to ? eq(mailOutbox.to, opts.to) : undefined].filter(Boolean);
+  const conds = [opts.before ? lt(mailOutbox.createdAt, opts.before) : undefined, opts.to ? sql`lower(${mailOutbox.to}) = ${opts.to.toLowerCase()}` : undefined].filter(Boolean);
   return db
     .select()
     .from(mailOutbox)
