@@ -10,6 +10,8 @@ import { listFactors } from "@/lib/store/factors";
 import { getUser } from "@/lib/store/users";
 import { startTestInstance, type TestInstance } from "./harness";
 import { authRequestOf, Browser, makeUser } from "./authorize-support";
+import { basic, makeClient, makeCode, token } from "./token-support";
+import { grantConsent } from "@/lib/store/consents";
 
 // The account page's forms (lib/account): reached only through its own sign-in (a first-party
 // client going through the sign-in policy), each form needs the page's CSRF token, changes to
@@ -140,5 +142,23 @@ describe("the account page", () => {
     expect(at(await submit(b, "password", { current: "correct horse battery", password: "short", confirm: "short", csrf: access.csrf }))).toMatch(/error=passwordPolicy&violations=minLength/);
     const audit = await (await t.api(`/management/v1/audit?action=user.password_change_failed`)).json();
     expect(JSON.stringify(audit)).toContain(user.id);
+  });
+
+  it("withdrawing a third-party application's access removes the consent and ends its refresh tokens for the user (issue 14)", async () => {
+    const user = await makeUser(t, "gwen");
+    const { b, access } = await signedIn("gwen");
+    const { client, secret } = await makeClient(t, { name: "Third party", firstParty: false });
+    await grantConsent(t.inst.db, user.id, client.id, ["openid", "offline_access"]);
+    const { code } = await makeCode(t, { client, user, scopes: ["openid", "offline_access"] });
+    const issued = await token(t, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb" }, { auth: basic(client.id, secret!) });
+    expect(issued.body.refresh_token).toBeTruthy();
+
+    expect(at(await submit(b, "revoke-app", { clientId: client.id, csrf: access.csrf }))).toContain("done=appRevoked");
+    expect((await (await t.api(`/management/v1/users/${user.id}/consents`)).json()).consents).toEqual([]);
+    const refreshed = await token(t, { grant_type: "refresh_token", refresh_token: issued.body.refresh_token as string }, { auth: basic(client.id, secret!) });
+    expect(refreshed.status).toBe(400);
+    expect(refreshed.body.error).toBe("invalid_grant");
+    const audit = await (await t.api(`/management/v1/audit?action=consent.revoked&targetId=${user.id}`)).json();
+    expect(JSON.stringify(audit)).toContain(client.id);
   });
 });
