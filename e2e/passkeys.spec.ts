@@ -115,3 +115,28 @@ test("a passkey made on the account page signs in alone, and serves as the secon
   expect(factors.factors).toMatchObject([{ type: "webauthn", name: "Laptop" }]);
   await Promise.all([ctx.close(), other.ctx.close(), auto.ctx.close(), third.ctx.close(), fourth.ctx.close()]);
 });
+
+test("a required second factor can be a passkey made during the sign-in", async ({ browser }) => {
+  const name = uniqueName("pkreq");
+  await createUser(name, PASSWORD);
+  const pat = process.env.E2E_ADMIN_PAT ?? "torii_pat_e2e_0123456789abcdef0123456789abcdef";
+  const settings = (mfa: string) => fetch(`${BASE_URL}/management/v1/settings`, { method: "PUT", headers: { authorization: `Bearer ${pat}`, "content-type": "application/json" }, body: JSON.stringify({ mfa }) });
+  expect((await settings("required")).status).toBe(200);
+  try {
+    const { ctx, page } = await newPage(browser);
+    const { verifier, challenge } = RelyingParty.pkce();
+    await page.goto(rp.authorizeUrl({ code_challenge: challenge, code_challenge_method: "S256" }));
+    await signIn(page, name);
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Set up two-step verification");
+    await virtualAuthenticator(page);
+    await page.getByRole("button", { name: "Use a passkey instead" }).click();
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Save your recovery codes");
+    await page.locator('button[type="submit"]').click();
+    await page.waitForURL(rp.redirectUri + "**");
+    const tokens = await rp.exchange(callbackParams(page.url()).code!, verifier);
+    expect((await rp.verifyIdToken(tokens.id_token as string)).amr).toEqual(["pwd", "hwk", "mfa"]);
+    await ctx.close();
+  } finally {
+    await settings("optional");
+  }
+});

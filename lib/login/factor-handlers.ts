@@ -7,8 +7,8 @@ import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
 import { guarded, type Flow } from "./handlers";
 import { notifyOwner } from "./owner-notices";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
-import { amrWithFactor, checkSecondFactor, confirmTotpEnrolment, type FactorCheck } from "./second-factor";
-import { verifyPasskey } from "./passkeys";
+import { amrWithFactor, checkSecondFactor, confirmTotpEnrolment, type FactorCheck, type FactorMethod } from "./second-factor";
+import { confirmPasskeyRegistration, verifyPasskey } from "./passkeys";
 import { pendingStep, type SessionAccount } from "./steps";
 
 /**
@@ -106,12 +106,21 @@ export const handleSubmitEnrolFactor = guarded(async (flow) => {
   const account = await accountAt(flow, "enrolFactor");
   if (account instanceof Response) return account;
   const who = { ...actor, id: account.userId };
-  const outcome = await confirmTotpEnrolment(inst, account.userId, form.get("factorId") ?? "", { code: form.get("code") ?? "", name: form.get("name") ?? "" }, who);
+  const factorId = form.get("factorId") ?? "";
+  const name = form.get("name") ?? "";
+  // A passkey created on the page (its answer in `response`), or the authenticator app's first code.
+  const passkey = form.get("response");
+  let outcome: { ok: false } | { ok: true; recoveryCodes: string[] | null; method: FactorMethod };
+  if (passkey) outcome = await confirmPasskeyRegistration(inst, account.userId, factorId, { response: passkey, name }, who);
+  else {
+    const app = await confirmTotpEnrolment(inst, account.userId, factorId, { code: form.get("code") ?? "", name }, who);
+    outcome = app.ok ? { ...app, method: "otp" } : app;
+  }
   if (!outcome.ok) {
-    await updateAuthRequest(inst.db, id, { formError: "wrongCode", formValues: { name: (form.get("name") ?? "").slice(0, 64) } });
+    await updateAuthRequest(inst.db, id, { formError: passkey ? "passkeyFailed" : "wrongCode", formValues: { name: name.slice(0, 64) } });
     return seeOther(loginUrl(LOGIN_PATHS.enrolFactor, id));
   }
-  const amr = amrWithFactor(account.amr, "otp");
+  const amr = amrWithFactor(account.amr, outcome.method);
   await inst.db.transaction(async (tx) => {
     await recordSecondFactor(tx, account.id, amr);
     await recordAudit(tx, who, {

@@ -73,7 +73,7 @@ export async function confirmPasskeyRegistration(
   factorId: string,
   input: { response: string; name: string },
   actor: Actor,
-): Promise<{ ok: true; recoveryCodes: string[] | null } | { ok: false }> {
+): Promise<{ ok: true; recoveryCodes: string[] | null; method: Extract<FactorMethod, "hwk" | "swk"> } | { ok: false }> {
   const pending = await getFactor(inst.db, userId, factorId);
   const response = parseCredential(input.response);
   if (!pending || pending.type !== "webauthn" || pending.confirmedAt || !pending.secretEnc || !response) return { ok: false };
@@ -98,7 +98,7 @@ export async function confirmPasskeyRegistration(
   if (!done) return { ok: false };
   await recordAudit(inst.db, actor, { action: "user.factor.added", targetType: "user", targetId: userId, details: { factorId, type: "webauthn", name, synced: info.credentialDeviceType === "multiDevice" } });
   const first = (await listFactors(inst.db, userId)).length === 1 && (await unusedRecoveryCodes(inst.db, userId)) === 0;
-  return { ok: true, recoveryCodes: first ? await newRecoveryCodes(inst, userId, actor) : null };
+  return { ok: true, recoveryCodes: first ? await newRecoveryCodes(inst, userId, actor) : null, method: info.credentialDeviceType === "multiDevice" ? "swk" : "hwk" };
 }
 
 /**

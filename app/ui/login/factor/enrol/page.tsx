@@ -3,6 +3,8 @@ import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
 import { pendingStep } from "@torii/core/login/steps";
 import { totpEnrolment } from "@torii/core/login/second-factor";
+import { passkeyRegistration } from "@torii/core/login/passkeys";
+import { PasskeyForm } from "@/app/ui/components/passkey-form";
 import { CALLBACK_PATH, LOGIN_PATHS } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "../../flow";
@@ -24,7 +26,9 @@ export default async function EnrolFactorPage({ searchParams }: { searchParams: 
   const step = await pendingStep(inst.store, req, client, settings.primaryDomain);
   if (step.step !== "enrolFactor") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
   const enrolment = await totpEnrolment(inst, { id: step.account.userId, username: step.account.username }, settings.branding.productName);
-  const error = req.formError === "wrongCode" ? t("enrolFactor.wrongCode") : null;
+  const error = req.formError === "wrongCode" ? t("enrolFactor.wrongCode") : req.formError === "passkeyFailed" ? t("errors.passkeyFailed") : null;
+  // A passkey instead of an app, for browsers that can make one.
+  const passkey = await passkeyRegistration(inst, { id: step.account.userId, username: step.account.username, givenName: null, familyName: null }, settings.branding.productName);
   return (
     <AuthShell settings={settings} title={t("enrolFactor.title")} subtitle={t("continueTo", { client: client.name })}>
       <p className="muted">{t("enrolFactor.lead", { client: client.name, account: step.account.username })}</p>
@@ -61,6 +65,14 @@ export default async function EnrolFactorPage({ searchParams }: { searchParams: 
           {t("enrolFactor.submit")}
         </button>
       </form>
+      <PasskeyForm
+        action={LOGIN_PATHS.submitEnrolFactor}
+        fields={{ authRequest: flow.id, csrf: flow.csrf, factorId: passkey.factorId, name: "" }}
+        options={JSON.stringify(passkey.options)}
+        mode="register"
+        label={t("enrolFactor.passkey")}
+        failed={t("errors.passkeyFailed")}
+      />
     </AuthShell>
   );
 }
