@@ -68,20 +68,28 @@ export const handleSubmitSecondFactor = guarded(async (flow) => {
     await updateAuthRequest(inst.db, id, { formError, formValues: wait });
     return seeOther(loginUrl(LOGIN_PATHS.secondFactor, id));
   }
-  const amr = amrWithFactor(account.amr, result.method);
-  await inst.db.transaction(async (tx) => {
+  await completeWithFactor(flow, account, result.method, { via: result.via, factorId: result.factorId }, null);
+  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, account.userId)]);
+});
+
+/**
+ * The second factor went through: in one transaction the session's `amr` and auth time say so,
+ * the audit log records it, and the pending request keeps only what its next page shows.
+ */
+async function completeWithFactor(flow: Flow, account: SessionAccount, method: FactorMethod, details: Record<string, unknown>, formValues: Record<string, string> | null): Promise<void> {
+  const amr = amrWithFactor(account.amr, method);
+  await flow.inst.db.transaction(async (tx) => {
     await recordSecondFactor(tx, account.id, amr);
-    await recordAudit(tx, who, {
+    await recordAudit(tx, { ...flow.actor, id: account.userId }, {
       action: "user.signin.second_factor",
       targetType: "session",
       targetId: account.id,
-      clientId: authRequest.clientId,
-      details: { via: result.via, factorId: result.factorId, amr },
+      clientId: flow.authRequest.clientId,
+      details: { ...details, amr },
     });
-    await updateAuthRequest(tx, id, { formError: null, formValues: null });
+    await updateAuthRequest(tx, flow.id, { formError: null, formValues });
   });
-  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, account.userId)]);
-});
+}
 
 /**
  * A passkey answering the factor page's prompt (its challenge taken from the pending request, so
@@ -102,7 +110,7 @@ const codesAad = (authRequestId: string) => `login-recovery-codes:${authRequestI
  * continues from there they are kept with the pending request, encrypted under the master key.
  */
 export const handleSubmitEnrolFactor = guarded(async (flow) => {
-  const { inst, id, form, actor, authRequest } = flow;
+  const { inst, id, form, actor } = flow;
   const account = await accountAt(flow, "enrolFactor");
   if (account instanceof Response) return account;
   const who = { ...actor, id: account.userId };
@@ -120,21 +128,8 @@ export const handleSubmitEnrolFactor = guarded(async (flow) => {
     await updateAuthRequest(inst.db, id, { formError: passkey ? "passkeyFailed" : "wrongCode", formValues: { name: name.slice(0, 64) } });
     return seeOther(loginUrl(LOGIN_PATHS.enrolFactor, id));
   }
-  const amr = amrWithFactor(account.amr, outcome.method);
-  await inst.db.transaction(async (tx) => {
-    await recordSecondFactor(tx, account.id, amr);
-    await recordAudit(tx, who, {
-      action: "user.signin.second_factor",
-      targetType: "session",
-      targetId: account.id,
-      clientId: authRequest.clientId,
-      details: { via: "enrolment", amr },
-    });
-    await updateAuthRequest(tx, id, {
-      formError: null,
-      formValues: outcome.recoveryCodes ? { recoveryCodes: encrypt(inst.masterKey, JSON.stringify(outcome.recoveryCodes), codesAad(id)) } : null,
-    });
-  });
+  const codes = outcome.recoveryCodes ? { recoveryCodes: encrypt(inst.masterKey, JSON.stringify(outcome.recoveryCodes), codesAad(id)) } : null;
+  await completeWithFactor(flow, account, outcome.method, { via: "enrolment" }, codes);
   if (outcome.recoveryCodes) return seeOther(loginUrl(LOGIN_PATHS.recoveryCodes, id));
   return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
 });

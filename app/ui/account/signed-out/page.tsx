@@ -1,24 +1,19 @@
 import { getTranslations } from "next-intl/server";
 import { ACCOUNT_PATH } from "@torii/core/account/app";
+import { SignedOutCard } from "@/app/ui/components/signed-out-card";
 
 export const dynamic = "force-dynamic";
 
 export default async function AccountSignedOutPage({ searchParams }: { searchParams: Promise<Record<string, string | undefined>> }) {
-  const sp = await searchParams;
-  const t = await getTranslations("account");
-  const failed = !!sp.failed;
+  const failed = !!(await searchParams).failed;
+  const t = await getTranslations("account.signedOut");
   return (
-    <main className="auth-page">
-      <div className="auth-card card">
-        <div className={`status-icon ${failed ? "status-warn" : "status-ok"}`} aria-hidden="true">
-          {failed ? "!" : "✓"}
-        </div>
-        <h1>{failed ? t("signedOut.failedTitle") : t("signedOut.title")}</h1>
-        <p className="lead">{failed ? t("signedOut.failedText") : t("signedOut.text")}</p>
-        <a className="btn btn-primary" href={`${ACCOUNT_PATH}/signin`}>
-          {t("signedOut.signIn")}
-        </a>
-      </div>
-    </main>
+    <SignedOutCard
+      failed={failed}
+      title={failed ? t("failedTitle") : t("title")}
+      text={failed ? t("failedText") : t("text")}
+      signIn={t("signIn")}
+      href={`${ACCOUNT_PATH}/signin`}
+    />
   );
 }
