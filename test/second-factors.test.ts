@@ -1,3 +1,4 @@
+import { createHash, generateKeyPairSync, sign } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Secret, TOTP } from "otpauth";
 import { totpEnrolment } from "@/lib/login/second-factor";
@@ -5,6 +6,7 @@ import { recoveryCodesToShow } from "@/lib/login/factor-handlers";
 import { findPendingAuthRequest } from "@/lib/store/auth-requests";
 import { findUserAgent } from "@/lib/store/sessions";
 import { ACR } from "@/lib/protocol/vocabulary";
+import { userFactors } from "@/db/schema";
 import { startTestInstance, type TestInstance } from "./harness";
 import { authRequestOf, Browser, makeClient, makeUser, redirectParams, REDIRECT } from "./authorize-support";
 import { basic, CHALLENGE, token, verify, VERIFIER } from "./token-support";
@@ -246,5 +248,76 @@ describe("passkeys: bad answers change nothing", () => {
     const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
     const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id);
     expect(pending).toMatchObject({ formError: "passkeyFailed", sessionId: null, webauthnChallenge: null });
+  });
+});
+
+describe("passkeys: the relying party and origin are checked", () => {
+  // A passkey answer made by hand: an ES256 key of our own registered as a user's passkey, and
+  // assertions signed with it for chosen origins, relying party IDs and counters.
+  const b64 = (b: Buffer) => b.toString("base64url");
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const jwk = publicKey.export({ format: "jwk" });
+  // COSE_Key (RFC 9053): kty EC2, alg ES256, crv P-256, x, y, as CBOR.
+  const cose = Buffer.concat([
+    Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]),
+    Buffer.from(jwk.x!, "base64url"),
+    Buffer.from([0x22, 0x58, 0x20]),
+    Buffer.from(jwk.y!, "base64url"),
+  ]);
+  const credentialId = b64(Buffer.from("handmade-credential-0001"));
+
+  function assertion(o: { challenge: string; origin: string; rpId: string; counter: number }) {
+    const clientData = Buffer.from(JSON.stringify({ type: "webauthn.get", challenge: o.challenge, origin: o.origin, crossOrigin: false }));
+    const counter = Buffer.alloc(4);
+    counter.writeUInt32BE(o.counter);
+    // rpIdHash, flags (user present + user verified), signature counter.
+    const authData = Buffer.concat([createHash("sha256").update(o.rpId).digest(), Buffer.from([0x05]), counter]);
+    const signature = sign("sha256", Buffer.concat([authData, createHash("sha256").update(clientData).digest()]), privateKey);
+    return JSON.stringify({
+      id: credentialId,
+      rawId: credentialId,
+      type: "public-key",
+      response: { clientDataJSON: b64(clientData), authenticatorData: b64(authData), signature: b64(signature) },
+      clientExtensionResults: {},
+    });
+  }
+
+  it("only an answer for this issuer's origin and host, with a counter that moves forward, signs in", async () => {
+    const { handleSubmitPasskeySignIn, loginPasskeyPrompt } = await import("@/lib/login/passkey-handlers");
+    const user = await makeUser(t, "pia");
+    await t.inst.db.insert(userFactors).values({
+      id: "handmade-passkey",
+      userId: user.id,
+      type: "webauthn",
+      name: "Handmade",
+      credentialId,
+      publicKey: b64(cose),
+      signCount: 5,
+      deviceType: "singleDevice",
+      confirmedAt: new Date(),
+    });
+    const { origin, hostname } = new URL(t.issuer);
+    const tryWith = async (o: { origin?: string; rpId?: string; counter: number }) => {
+      const b = new Browser(t);
+      const flow = authRequestOf(await b.authorize(authorize()));
+      const { challenge } = JSON.parse(await loginPasskeyPrompt(t.inst, flow)) as { challenge: string };
+      const res = await handleSubmitPasskeySignIn(
+        t.inst,
+        b.request("/ui/login/submit/passkey", {
+          method: "POST",
+          body: new URLSearchParams({ authRequest: flow, csrf: await b.csrf(flow), response: assertion({ challenge, origin: o.origin ?? origin, rpId: o.rpId ?? hostname, counter: o.counter }) }).toString(),
+          headers: { "content-type": "application/x-www-form-urlencoded", origin: t.baseUrl },
+        }),
+      );
+      return at(res);
+    };
+    const refused = (loc: string) => {
+      expect(loc).toMatch(/^\/ui\/login\?authRequest=/);
+    };
+    refused(await tryWith({ origin: "https://evil.example", counter: 6 })); // another site's page
+    refused(await tryWith({ rpId: "evil.example", counter: 6 })); // a credential of another relying party
+    refused(await tryWith({ counter: 5 })); // the counter did not move: a cloned authenticator
+    expect(await tryWith({ counter: 6 })).toMatch(/^\/oauth\/v2\/authorize\/callback\?id=/);
+    refused(await tryWith({ counter: 6 })); // the same counter again
   });
 });
