@@ -3,6 +3,7 @@ import { recordAudit } from "@/lib/store/audit";
 import { takeWebauthnChallenge, updateAuthRequest } from "@/lib/store/auth-requests";
 import { recordAuthentication } from "@/lib/store/sessions";
 import { getUser } from "@/lib/store/users";
+import { accountPolicyOf } from "./account-policy";
 import { deviceCookieAfterSignIn } from "./device-cookie";
 import { guarded, refusal } from "./handlers";
 import { passkeyPrompt, verifyPasskey } from "./passkeys";
@@ -17,7 +18,9 @@ import type { Engine } from "@/lib/engine";
 export const handleSubmitPasskeySignIn = guarded(async (flow) => {
   const { request, inst, settings, uaId, id, authRequest, form, actor } = flow;
   const challenge = await takeWebauthnChallenge(inst.db, id);
-  const result = challenge ? await verifyPasskey(inst, form.get("response") ?? "", challenge) : ({ ok: false } as const);
+  // With second factors switched off, passkeys are not offered and not taken either.
+  const enabled = accountPolicyOf(settings).mfa !== "off";
+  const result = challenge && enabled ? await verifyPasskey(inst, form.get("response") ?? "", challenge) : ({ ok: false } as const);
   const user = result.ok ? await getUser(inst.db, result.userId) : undefined;
   if (!result.ok || !user || user.locked || user.type !== "human") {
     await recordAudit(inst.db, actor, {
