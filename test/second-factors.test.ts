@@ -319,5 +319,13 @@ describe("passkeys: the relying party and origin are checked", () => {
     refused(await tryWith({ counter: 5 })); // the counter did not move: a cloned authenticator
     expect(await tryWith({ counter: 6 })).toMatch(/^\/oauth\/v2\/authorize\/callback\?id=/);
     refused(await tryWith({ counter: 6 })); // the same counter again
+    // Second factors switched off: passkeys are not taken either.
+    await setSettings({ mfa: "off" });
+    try {
+      refused(await tryWith({ counter: 7 }));
+    } finally {
+      await setSettings({ mfa: "optional" });
+    }
+    expect(await tryWith({ counter: 8 })).toMatch(/^\/oauth\/v2\/authorize\/callback\?id=/);
   });
 });
