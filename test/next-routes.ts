@@ -1,6 +1,20 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { handleConsoleSignOut } from "@/lib/console/routes";
-import { handleSubmitAccount, handleSubmitLoginName, handleSubmitPassword, handleSubmitRegister } from "@/lib/login/handlers";
+import {
+  handleSubmitAccount,
+  handleSubmitConsent,
+  handleSubmitForgot,
+  handleSubmitLoginName,
+  handleSubmitPassword,
+  handleSubmitRegister,
+  handleSubmitReset,
+  handleSubmitVerifyEmail,
+  handleSubmitVerifyLink,
+} from "@/lib/login/handlers";
+import { handleSubmitEnrolFactor, handleSubmitRecoveryCodes, handleSubmitSecondFactor } from "@/lib/login/factor-handlers";
+import { handleSubmitPasskeySignIn } from "@/lib/login/passkey-handlers";
+import { ACCOUNT_ACTIONS } from "@/lib/account/actions";
+import { handleAccountForm, handleAccountSignOut } from "@/lib/account/handlers";
 import { handleAuthorize, handleAuthorizeCallback } from "@/lib/oauth/authorize";
 import { handleLogoutConfirm } from "@/lib/oauth/end-session-confirm";
 import { handleEndSession } from "@/lib/oauth/end-session";
@@ -21,7 +35,24 @@ export const NEXT_ROUTES: Record<string, { methods: string[]; handler: (engine: 
   "/ui/login/submit/account": { methods: ["POST"], handler: handleSubmitAccount },
   "/ui/login/submit/register": { methods: ["POST"], handler: handleSubmitRegister },
   "/ui/login/submit/password": { methods: ["POST"], handler: handleSubmitPassword },
+  "/ui/login/submit/consent": { methods: ["POST"], handler: handleSubmitConsent },
+  "/ui/login/submit/forgot": { methods: ["POST"], handler: handleSubmitForgot },
+  "/ui/login/submit/reset": { methods: ["POST"], handler: handleSubmitReset },
+  "/ui/login/submit/verify-email": { methods: ["POST"], handler: handleSubmitVerifyEmail },
+  "/ui/login/submit/verify": { methods: ["POST"], handler: handleSubmitVerifyLink },
+  "/ui/login/submit/factor": { methods: ["POST"], handler: handleSubmitSecondFactor },
+  "/ui/login/submit/factor-enrol": { methods: ["POST"], handler: handleSubmitEnrolFactor },
+  "/ui/login/submit/recovery-codes": { methods: ["POST"], handler: handleSubmitRecoveryCodes },
+  "/ui/login/submit/passkey": { methods: ["POST"], handler: handleSubmitPasskeySignIn },
   "/ui/console/signout": { methods: ["POST"], handler: handleConsoleSignOut },
+  "/ui/account/signout": { methods: ["POST"], handler: handleAccountSignOut },
+  // app/ui/account/submit/[action]/route.ts: every action, and the one that only forgets the codes.
+  ...Object.fromEntries(
+    [...Object.keys(ACCOUNT_ACTIONS), "codes-saved", "no-such-action"].map((action) => [
+      `/ui/account/submit/${action}`,
+      { methods: ["POST"], handler: (engine: Engine, r: Request) => handleAccountForm(engine, r, action) },
+    ]),
+  ),
 };
 
 export function nextRoutesStandIn(engine: Engine, origin: string): NextRequestHandler {
