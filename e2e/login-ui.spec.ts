@@ -183,7 +183,7 @@ test("forms are CSRF-protected and pages cannot be framed", async ({ page, reque
   const res = await request.get(page.url());
   expect(res.headers()["content-security-policy"]).toContain("frame-ancestors 'none'");
   expect(res.headers()["x-frame-options"]).toBe("DENY");
-  await page.locator('input[name="csrf"]').evaluate((el) => ((el as HTMLInputElement).value = "forged"));
+  await page.locator('form:has(input[name="loginName"]) input[name="csrf"]').evaluate((el) => ((el as HTMLInputElement).value = "forged"));
   await page.locator('input[name="loginName"]').fill(anna);
   await page.locator('button[type="submit"]').click();
   await expect(page.locator(".alert")).toHaveText("The form could not be verified. Reload the page and try again.");
