@@ -1,5 +1,8 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -114,9 +117,51 @@ async function listenOnOwnConnection(
   };
 }
 
+/**
+ * The embedded server's postgresql.conf, written by PGlite on every start (it replaces the file).
+ * The first lines are what PGlite's initdb writes, kept so that replacing the file changes nothing
+ * else (time zone UTC, C locale). The memory lines differ from PGlite's defaults, which size it
+ * for a database server of its own (128 MB of shared buffers, 64 MB of maintenance memory), all
+ * of it resident in this process's WebAssembly heap. An identity provider's working set is small,
+ * so these keep the process near 300 MB instead of 500+ (README, "Benchmark", memory).
+ */
+export const PGLITE_CONF = [
+  "max_connections = 100",
+  "dynamic_shared_memory_type = posix",
+  "max_wal_size = 1GB",
+  "min_wal_size = 80MB",
+  "log_timezone = UTC",
+  "datestyle = 'iso, mdy'",
+  "timezone = UTC",
+  "lc_messages = C",
+  "lc_monetary = C",
+  "lc_numeric = C",
+  "lc_time = C",
+  "default_text_search_config = 'pg_catalog.english'",
+  "shared_buffers = 32MB",
+  "wal_buffers = 1MB",
+  "maintenance_work_mem = 16MB",
+  "temp_buffers = 4MB",
+  "work_mem = 4MB",
+];
+
+/**
+ * Creates a new data folder in a child process. PGlite runs initdb as a second WebAssembly
+ * module; in this process its heap (about 100 MB) would stay resident for the process's life,
+ * since WebAssembly memory never shrinks. Only the first start of an instance pays for the child.
+ */
+function createPgliteDataDir(dir: string): void {
+  if (fs.existsSync(path.join(dir, "PG_VERSION"))) return;
+  fs.mkdirSync(dir, { recursive: true });
+  const pglite = pathToFileURL(createRequire(import.meta.url).resolve("@electric-sql/pglite")).href;
+  const script = `const { PGlite } = await import(${JSON.stringify(pglite)}); const db = await PGlite.create(process.argv[1]); await db.close();`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script, dir], { stdio: ["ignore", "ignore", "pipe"], encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`could not create the embedded database in ${dir}: ${(r.stderr || r.error?.message || "").trim().split("\n").at(-1) ?? ""}`);
+}
+
 function openPglite(dir: string | undefined, counter?: RoundTripCounter): Database {
-  if (dir) fs.mkdirSync(dir, { recursive: true });
-  const client = new PGlite(dir);
+  if (dir) createPgliteDataDir(dir);
+  const client = new PGlite(dir, { postgresqlconf: PGLITE_CONF });
   if (counter) {
     // PGlite runs BEGIN and COMMIT/ROLLBACK itself, outside drizzle's logger: two more per transaction.
     const transaction = client.transaction.bind(client);
