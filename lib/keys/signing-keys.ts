@@ -4,6 +4,7 @@ import type { Caches, KeyMaterial } from "@/lib/store/caches";
 import { mutate, type MutationScope } from "@/lib/store/invalidation";
 import type { Executor } from "@/lib/db/client";
 import { decrypt, encrypt, randomToken } from "@/lib/crypto";
+import { keyObjectOf } from "./jws";
 import { recordAudit, SYSTEM, type Actor } from "@/lib/store/audit";
 import { longestTokenLifetime } from "@/lib/store/lifetimes";
 import {
@@ -161,7 +162,7 @@ function keyMaterial(scope: KeyScope): Promise<KeyMaterial> {
     return {
       jwks: { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` },
       keySet: createLocalJWKSet(JSON.parse(body) as { keys: JWK[] }),
-      active: { kid: active.kid, alg: active.alg, privateKey },
+      active: { kid: active.kid, alg: active.alg, privateKey, signer: keyObjectOf(privateKey) },
       kids: new Set(rows.map((r) => r.kid)),
     };
   });

@@ -1,6 +1,7 @@
 import type { Target } from "./resources";
 import { createHash } from "node:crypto";
 import { jwtVerify, SignJWT, type JWTPayload } from "jose";
+import { NODE_SIGNED_ALGS, signCompactRs256 } from "@/lib/keys/jws";
 import { randomToken } from "@/lib/crypto";
 import { acrOf } from "@/lib/protocol/vocabulary";
 import { SIGNING_ALG, type ActiveKey } from "@/lib/keys/signing-keys";
@@ -82,6 +83,8 @@ function subjectOf(ctx: TokenContext): string {
 
 function sign(ctx: TokenContext, payload: Record<string, unknown>, typ: string): Promise<string> {
   const key = ctx.signingKey;
+  // RS256 (every key Torii generates) through node:crypto, the rest through jose (lib/keys/jws.ts).
+  if (key.signer && NODE_SIGNED_ALGS.has(key.alg)) return signCompactRs256({ alg: key.alg, kid: key.kid, typ }, payload, key.signer);
   return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ }).sign(key.privateKey);
 }
 

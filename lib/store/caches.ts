@@ -1,6 +1,7 @@
 import type { JWTVerifyGetKey } from "jose";
 import type { Api } from "@/lib/store/apis";
 import type { Client } from "@/lib/store/clients";
+import type { ActiveKey } from "@/lib/store/signing-keys";
 import type { Settings } from "@/lib/store/settings";
 import { TtlCache } from "@/lib/cache/ttl-cache";
 
@@ -21,7 +22,7 @@ export const ACCESS_TOKEN_CACHE_SECONDS = 5;
 export type KeyMaterial = {
   jwks: { body: string; etag: string };
   keySet: JWTVerifyGetKey;
-  active: { kid: string; alg: string; privateKey: CryptoKey };
+  active: ActiveKey;
   /** Publishable kids, for "reload before refusing an unknown kid". */
   kids: Set<string>;
 };

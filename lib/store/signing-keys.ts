@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { and, asc, eq, lt } from "drizzle-orm";
 import { signingKeys } from "@/db/schema";
 import { advisoryXactLock, type Executor } from "@/lib/db/client";
@@ -7,7 +8,8 @@ import { advisoryXactLock, type Executor } from "@/lib/db/client";
 export type SigningKeyRow = typeof signingKeys.$inferSelect;
 
 /** The key tokens are signed with now (lib/keys/signing-keys.ts decrypts and caches it). */
-export type ActiveKey = { kid: string; alg: string; privateKey: CryptoKey };
+/** `signer`: the same private key as a node:crypto KeyObject, for lib/keys/jws.ts. */
+export type ActiveKey = { kid: string; alg: string; privateKey: CryptoKey; signer?: KeyObject };
 export type NewSigningKeyRow = typeof signingKeys.$inferInsert;
 
 /** Advisory lock shared by all instances so that one rotation happens, not one per instance. */
