@@ -9,6 +9,8 @@ import { handleKeys } from "@/lib/oauth/keys-endpoint";
 import { handleRevoke } from "@/lib/oauth/revoke";
 import { handleToken } from "@/lib/oauth/token-endpoint";
 import { handleUserinfo } from "@/lib/oauth/userinfo";
+import { handleAuthorize, handleAuthorizeCallback } from "@/lib/oauth/authorize";
+import { handleEndSession } from "@/lib/oauth/end-session";
 
 /** A core handler: the engine of this process, and the Web request. */
 export type WebHandler = (engine: Engine, request: Request) => Promise<Response>;
@@ -31,11 +33,37 @@ export const FAST_ROUTES: Record<string, WebHandler> = {
   "/favicon.ico": handleFavicon,
 };
 
+/**
+ * The browser endpoints a relying party sends its users to, also served directly: they answer
+ * with redirects (or their own small pages, each with its own CSP), never with a Next page, so
+ * Next's request pipeline would only add its cost to every sign-in (the code flow of `npm run
+ * bench`). Their App Router routes still serve them under `next dev`. A method the route does
+ * not export is refused as Next refuses it (405 with `Allow`); HEAD is answered as GET is.
+ */
+export const BROWSER_ROUTES: Record<string, { methods: readonly string[]; handler: WebHandler }> = {
+  [PATHS.authorize]: { methods: ["GET", "POST"], handler: handleAuthorize },
+  [`${PATHS.authorize}/callback`]: { methods: ["GET"], handler: handleAuthorizeCallback },
+  [PATHS.endSession]: { methods: ["GET", "POST"], handler: handleEndSession },
+};
+
+function withMethods(methods: readonly string[], handler: WebHandler): WebHandler {
+  const allow = [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
+  return (engine, request) => {
+    if (methods.includes(request.method) || (request.method === "HEAD" && methods.includes("GET"))) return handler(engine, request);
+    const status = request.method === "OPTIONS" ? 204 : 405;
+    return Promise.resolve(new Response(null, { status, headers: { Allow: allow } }));
+  };
+}
+
+const BROWSER_HANDLERS: Record<string, WebHandler> = Object.fromEntries(
+  Object.entries(BROWSER_ROUTES).map(([path, r]) => [path, withMethods(r.methods, r.handler)]),
+);
+
 /** Prefix-mounted handlers (the management API). */
 export const FAST_PREFIXES: [string, WebHandler][] = [["/management/v1", handleManagement]];
 
 export function fastHandlerFor(pathname: string): WebHandler | undefined {
-  const exact = FAST_ROUTES[pathname];
+  const exact = FAST_ROUTES[pathname] ?? BROWSER_HANDLERS[pathname];
   if (exact) return exact;
   for (const [prefix, handler] of FAST_PREFIXES) if (pathname === prefix || pathname.startsWith(prefix + "/")) return handler;
   return undefined;
