@@ -24,7 +24,7 @@ describe("RS256 compact JWS signed with node:crypto (lib/keys/jws.ts)", () => {
     await expect(compactVerify(jwt, publicKey)).resolves.toBeTruthy();
     await expect(compactVerify(forged, publicKey)).rejects.toThrow();
     await expect(compactVerify(jwt, other.publicKey)).rejects.toThrow();
-    const flipped = `${h}.${jwt.split(".")[1]}.${Buffer.from(s!, "base64url").map((b, i) => (i === 0 ? b ^ 1 : b)).toString("base64url")}`;
+    const flipped = `${h}.${jwt.split(".")[1]}.${Buffer.from(Buffer.from(s!, "base64url").map((b, i) => (i === 0 ? b ^ 1 : b))).toString("base64url")}`;
     await expect(compactVerify(flipped, publicKey)).rejects.toThrow();
   });
 });
