@@ -4,8 +4,26 @@ import { isInputDataError } from "./text-input";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
 
+/**
+ * Text bodies by the Response they were made for: server.ts writes them to the socket as they
+ * are instead of reading them back through the Response's stream (lib/server/node-adapter.ts).
+ */
+const bodies = new WeakMap<Response, string>();
+
+/** A response whose body is `text` (or none, for HEAD); its text stays readable as usual. */
+export function textResponse(text: string | null, init: ResponseInit): Response {
+  const response = new Response(text, init);
+  if (text !== null) bodies.set(response, text);
+  return response;
+}
+
+/** The text a response was made with by `textResponse`, if it was. */
+export function knownBody(response: Response): string | undefined {
+  return bodies.get(response);
+}
+
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+  return textResponse(JSON.stringify(body), {
     status,
     headers: { "Content-Type": "application/json; charset=utf-8", ...headers },
   });

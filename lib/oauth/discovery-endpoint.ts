@@ -1,4 +1,4 @@
-import { backChannel, methodNotAllowed } from "@/lib/http/responses";
+import { backChannel, methodNotAllowed, textResponse } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import { discoveryDocument } from "./discovery";
 
@@ -15,7 +15,7 @@ export const handleDiscovery = backChannel(async (inst: Engine, request: Request
     const apiScopes = [...new Set((await inst.store.apis.list()).flatMap((a) => a.scopes.map((s) => s.name)))];
     return JSON.stringify(discoveryDocument(inst.issuer, features, apiScopes));
   });
-  return new Response(request.method === "HEAD" ? null : body, {
+  return textResponse(request.method === "HEAD" ? null : body, {
     status: 200,
     headers: {
       "Content-Type": "application/json; charset=utf-8",

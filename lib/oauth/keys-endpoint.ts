@@ -1,5 +1,5 @@
 import { clientAddress } from "@/lib/http/client-address";
-import { backChannel, json, methodNotAllowed } from "@/lib/http/responses";
+import { backChannel, json, methodNotAllowed, textResponse } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 
 /**
@@ -28,7 +28,7 @@ export const handleKeys = backChannel(async (inst: Engine, request: Request) => 
   if (inm && inm.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
     return new Response(null, { status: 304, headers });
   }
-  return new Response(request.method === "HEAD" ? null : body, {
+  return textResponse(request.method === "HEAD" ? null : body, {
     status: 200,
     headers: { "Content-Type": "application/jwk-set+json; charset=utf-8", ...headers },
   });

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
+import { BodyTooLarge, MAX_BODY_BYTES, preloadBody } from "@/lib/http/body";
+import { knownBody } from "@/lib/http/responses";
 
 /** The client closed the connection before its body was complete: there is no one to answer. */
 export class RequestAborted extends Error {}
@@ -25,16 +26,16 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
   });
 }
 
-/** Builds the Web `Request` a lib/ handler expects from a Node request, on the issuer's origin. */
+/**
+ * Builds the Web `Request` a lib/ handler expects from a Node request, on the issuer's origin.
+ * The body, already read, is handed over as bytes (`preloadBody`, read by lib/http/body.ts).
+ */
 export function toWebRequest(req: IncomingMessage, origin: string, body: Buffer | null): Request {
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
   const method = req.method ?? "GET";
-  return new Request(origin + (req.url ?? "/"), {
-    method,
-    headers,
-    body: method === "GET" || method === "HEAD" || !body ? undefined : new Uint8Array(body),
-  });
+  const request = new Request(origin + (req.url ?? "/"), { method, headers });
+  return method === "GET" || method === "HEAD" || !body ? request : preloadBody(request, body);
 }
 
 export async function sendWebResponse(res: ServerResponse, response: Response, extraHeaders: Record<string, string>): Promise<void> {
@@ -47,7 +48,8 @@ export async function sendWebResponse(res: ServerResponse, response: Response, e
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) headers["set-cookie"] = cookies;
-  const body = response.body ? Buffer.from(await response.arrayBuffer()) : null;
+  const text = knownBody(response);
+  const body = text !== undefined ? Buffer.from(text) : response.body ? Buffer.from(await response.arrayBuffer()) : null;
   if (body) headers["content-length"] = String(body.length);
   res.writeHead(response.status, headers);
   res.end(body);
