@@ -9,7 +9,6 @@ import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { grantConsent } from "@/lib/store/consents";
-import { listFactors } from "@/lib/store/factors";
 import { liveSessions, recordAuthentication } from "@/lib/store/sessions";
 import { hitRateLimit } from "@/lib/store/rate-limit";
 import { getSettings, type Settings } from "@/lib/store/settings";
@@ -133,10 +132,11 @@ export const handleSubmitPassword = guarded(async (flow) => {
     details: { amr: ["pwd"] },
   });
   await updateAuthRequest(inst.db, id, { sessionId: session.id, formError: null, formValues: null });
-  // The device cookie exempts a browser from the account's lock: a user with a second factor
-  // earns it only once that factor is through too (lib/login/factor-handlers.ts).
-  const factorNext = accountPolicyOf(settings).mfa !== "off" && (await listFactors(inst.db, result.user.id)).length > 0;
-  const trusted = factorNext ? [] : [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, result.user.id)];
+  // The device cookie exempts a browser from the account's lock: when the policy asks for the
+  // user's second factor next, it is earned only once that is through too (lib/login/factor-handlers.ts).
+  const client = await inst.store.clients.get(authRequest.clientId);
+  const next = client ? await pendingStep(inst.store, { ...authRequest, sessionId: session.id }, client, settings.primaryDomain) : null;
+  const trusted = next?.step === "secondFactor" ? [] : [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, result.user.id)];
   return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, trusted);
 });
 
