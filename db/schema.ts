@@ -92,6 +92,8 @@ export type PasswordPolicy = {
   requireLowercase: boolean;
   requireNumber: boolean;
   requireSymbol: boolean;
+  /** Days a password may be used before the next sign-in asks for a new one; 0 or absent: no limit. */
+  maxAgeDays?: number;
 };
 export type Lifetimes = {
   accessToken: number;
@@ -190,6 +192,11 @@ export const users = pgTable(
     address: jsonb("address").$type<Address | null>(),
     roles: text("roles").array().notNull().default(sql`'{}'::text[]`),
     locked: boolean("locked").notNull().default(false),
+    /**
+     * Since when an administrator requires a new password (null: not required). A moment, not a
+     * flag, so that the sign-in policy asks only sessions signed in since (lib/login/signin-policy.ts).
+     */
+    passwordChangeRequiredSince: ts("password_change_required_since"),
     createdAt: created(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },

@@ -6,6 +6,11 @@ export const BASE_URL = E2E_BASE_URL;
  * that a test run never changes the working tree.
  */
 export const SHOTS = "test-results/screenshots";
+/**
+ * Where scripts/e2e-server.mjs writes the URL of its PostgreSQL database (absent on PGlite), for
+ * the few tests that must change what no API changes (a password's age).
+ */
+export const E2E_DATABASE_FILE = `test-results/e2e-database-${new URL(E2E_BASE_URL).port}.url`;
 export const ADMIN_PAT = process.env.E2E_ADMIN_PAT ?? "torii_pat_e2e_0123456789abcdef0123456789abcdef";
 
 /** Calls the management API as the bootstrap administrator. */

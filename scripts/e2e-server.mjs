@@ -25,11 +25,16 @@ async function onServer(sql) {
   }
 }
 let databaseUrl;
+// Read by the tests that must change what no API changes (e2e/support.ts E2E_DATABASE_FILE).
+const databaseFile = `test-results/e2e-database-${port}.url`;
+fs.rmSync(databaseFile, { force: true });
 if (server) {
   await onServer(`CREATE DATABASE ${dbName}`);
   const u = new URL(server);
   u.pathname = "/" + dbName;
   databaseUrl = u.toString();
+  fs.mkdirSync(path.dirname(databaseFile), { recursive: true });
+  fs.writeFileSync(databaseFile, databaseUrl);
 }
 
 const child = spawn(process.execPath, ["scripts/start.mjs"], {
@@ -52,6 +57,7 @@ process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 child.on("exit", async (code) => {
   fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(databaseFile, { force: true });
   if (dbName) await onServer(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
   process.exit(code ?? 0);
 });

@@ -3,7 +3,7 @@ import { findUserAgent } from "@/lib/store/sessions";
 import { insertClient, type Client, type NewClient } from "@/lib/store/clients";
 import { insertUser } from "@/lib/store/users";
 import { handleAuthorize, handleAuthorizeCallback } from "@/lib/oauth/authorize";
-import { handleSubmitAccount, handleSubmitForgot, handleSubmitVerifyEmail, handleSubmitLoginName, handleSubmitPassword, handleSubmitRegister } from "@/lib/login/handlers";
+import { handleSubmitAccount, handleSubmitChangePassword, handleSubmitForgot, handleSubmitVerifyEmail, handleSubmitLoginName, handleSubmitPassword, handleSubmitRegister } from "@/lib/login/handlers";
 import { handleSubmitEnrolFactor, handleSubmitRecoveryCodes, handleSubmitSecondFactor } from "@/lib/login/factor-handlers";
 import type { TestInstance } from "./harness";
 
@@ -72,7 +72,7 @@ export class Browser {
   }
 
   async post(
-    step: "loginname" | "password" | "account" | "register" | "forgot" | "verify-email" | "factor" | "factor-enrol" | "recovery-codes",
+    step: "loginname" | "password" | "account" | "register" | "forgot" | "verify-email" | "factor" | "factor-enrol" | "recovery-codes" | "password-change",
     authRequest: string,
     fields: Record<string, string>,
     opts: { csrf?: string | null; origin?: string } = {},
@@ -87,6 +87,7 @@ export class Browser {
       factor: handleSubmitSecondFactor,
       "factor-enrol": handleSubmitEnrolFactor,
       "recovery-codes": handleSubmitRecoveryCodes,
+      "password-change": handleSubmitChangePassword,
     }[step];
     const csrf = opts.csrf === undefined ? await this.csrf(authRequest) : opts.csrf;
     const body = new URLSearchParams({ authRequest, ...(csrf === null ? {} : { csrf }), ...fields });

@@ -75,6 +75,7 @@ beforeEach(async () => {
     address: null,
     roles: [],
     locked: false,
+    passwordChangeRequiredSince: null,
     createdAt: now,
     updatedAt: now,
   };

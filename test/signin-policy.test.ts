@@ -51,7 +51,16 @@ function loginHintValue(h: LoginHint, sessions: Sessions): string | null {
   return s.length ? s[s.length - 1]!.username.toUpperCase() : "alice";
 }
 
-const PROMPTS: Record<string, Prompt[]> = { absent: [], none: ["none"], login: ["login"], select_account: ["select_account"], create: ["create"] };
+/** `consent` and `login consent` for a first-party client, which never asks for consent: as absent and login. */
+const PROMPTS: Record<string, Prompt[]> = {
+  absent: [],
+  none: ["none"],
+  login: ["login"],
+  select_account: ["select_account"],
+  create: ["create"],
+  consent: ["consent"],
+  "login consent": ["login", "consent"],
+};
 
 function input(o: { prompt: Prompt[]; sessions: Acc[]; maxAge: number | null; hintSubject: string | null; loginHint: string | null; chosen?: Acc | null }): PolicyInput<Acc> {
   const hint = o.hintSubject ? USERS[o.hintSubject] : undefined;
@@ -86,6 +95,8 @@ function show(step: Step<Acc>): string {
       return `secondFactor ${step.account.label}`;
     case "enrolFactor":
       return `enrolFactor ${step.account.label}`;
+    case "changePassword":
+      return `changePassword ${step.account.label}`;
     case "error":
       return step.error;
   }
@@ -104,6 +115,9 @@ function show(step: Step<Acc>): string {
  * - a session older than max_age asks for its password; otherwise finish.
  */
 function expectedFirstPass(c: { prompt: string; sessions: Sessions; maxAge: MaxAge; idTokenHint: IdTokenHint; loginHint: LoginHint }): string {
+  // A first-party client is never asked for consent: `consent` adds nothing to the other prompts.
+  if (c.prompt === "consent") return expectedFirstPass({ ...c, prompt: "absent" });
+  if (c.prompt === "login consent") return expectedFirstPass({ ...c, prompt: "login" });
   const hint = ID_TOKEN_HINT[c.idTokenHint];
   const loginHint = loginHintValue(c.loginHint, c.sessions);
   const usable = SESSIONS[c.sessions].filter((s) => !s.locked && (!hint || s.userId === hint));
@@ -130,7 +144,7 @@ for (const prompt of Object.keys(PROMPTS))
 
 describe("first pass: prompt × sessions × max_age × id_token_hint × login_hint", () => {
   it("covers all 720 combinations", () => {
-    expect(cases).toHaveLength(5 * 4 * 4 * 3 * 3);
+    expect(cases).toHaveLength(7 * 4 * 4 * 3 * 3);
   });
 
   it.each(cases)("prompt=$prompt sessions=$sessions max_age=$maxAge id_token_hint=$idTokenHint login_hint=$loginHint", (c) => {
@@ -159,7 +173,7 @@ const CHOSEN = {
 type Chosen = keyof typeof CHOSEN;
 
 const secondCases: { prompt: string; maxAge: MaxAge; idTokenHint: IdTokenHint; chosen: Chosen }[] = [];
-for (const prompt of ["absent", "login", "select_account", "create"])
+for (const prompt of ["absent", "login", "select_account", "create", "consent", "login consent"])
   for (const maxAge of Object.keys(MAX_AGE) as MaxAge[])
     for (const idTokenHint of Object.keys(ID_TOKEN_HINT) as IdTokenHint[])
       for (const chosen of Object.keys(CHOSEN) as Chosen[]) secondCases.push({ prompt, maxAge, idTokenHint, chosen });
@@ -175,7 +189,7 @@ function expectedSecondPass(c: { prompt: string; maxAge: MaxAge; idTokenHint: Id
   if (hint && chosen.userId !== hint) return `signIn ${USERS[hint]!.username} (wrongAccount: ${chosen.username})`;
   const signedInNow = chosen.authTime >= CREATED;
   const maxAge = MAX_AGE[c.maxAge];
-  if (!signedInNow && (c.prompt === "login" || (maxAge !== null && (NOW.getTime() - chosen.authTime.getTime()) / 1000 > maxAge))) {
+  if (!signedInNow && (PROMPTS[c.prompt]!.includes("login") || (maxAge !== null && (NOW.getTime() - chosen.authTime.getTime()) / 1000 > maxAge))) {
     return `password ${chosen.label}`;
   }
   return `finish ${chosen.label}`;
@@ -336,6 +350,50 @@ describe("consent (third-party clients)", () => {
   });
 });
 
+describe("consent prompts of a third-party client: prompt × consent given × first pass or callback", () => {
+  const CONSENT_PROMPTS: Record<string, Prompt[]> = {
+    absent: [],
+    none: ["none"],
+    consent: ["consent"],
+    "login consent": ["login", "consent"],
+    "select_account consent": ["select_account", "consent"],
+  };
+  /** alice allowed the scopes never, before this request, or on its consent screen. */
+  const GIVEN = { never: null, beforeRequest: OLD, duringRequest: ago(1_000) } as const;
+  type Given = keyof typeof GIVEN;
+  const rows: { prompt: string; given: Given; pass: "first" | "callback" }[] = [];
+  for (const prompt of Object.keys(CONSENT_PROMPTS))
+    for (const given of Object.keys(GIVEN) as Given[]) for (const pass of ["first", "callback"] as const) rows.push({ prompt, given, pass });
+
+  /**
+   * Who signs in comes first: on the first pass `login` signs in again and `select_account` shows
+   * the chooser; on the callback alice has just signed in (or picked her account). Then consent:
+   * asked when never given, and with prompt=consent unless given during this request; prompt=none
+   * gets consent_required instead of the screen.
+   */
+  function expected(r: (typeof rows)[number]): string {
+    const prompt = CONSENT_PROMPTS[r.prompt]!;
+    if (r.pass === "first" && prompt.includes("login")) return "signIn -";
+    if (r.pass === "first" && prompt.includes("select_account")) return "chooser";
+    const asks = r.given === "never" || (prompt.includes("consent") && r.given !== "duringRequest");
+    if (!asks) return "finish alice";
+    return prompt.includes("none") ? "consent_required" : "consent alice";
+  }
+
+  it("covers all 30 combinations", () => {
+    expect(rows).toHaveLength(30);
+  });
+
+  it.each(rows)("prompt=$prompt consent=$given pass=$pass", (r) => {
+    const alice = r.pass === "first" ? account("alice", OLD) : account("alice", ago(2_000));
+    const at = GIVEN[r.given];
+    const base = input({ prompt: CONSENT_PROMPTS[r.prompt]!, sessions: [alice], maxAge: null, hintSubject: null, loginHint: null, chosen: r.pass === "callback" ? alice : null });
+    const given: Record<string, { scopes: string[]; grantedAt: Date }> = at ? { "u-alice": { scopes: ["openid", "profile"], grantedAt: at } } : {};
+    const consent = { scopes: ["openid", "profile"], denied: false, given };
+    expect(show(nextStep({ ...base, consent }))).toBe(expected(r));
+  });
+});
+
 describe("email verification (the account prompt)", () => {
   const unverified = { ...account("alice", OLD), emailUnverified: true };
   const base = { prompt: [] as Prompt[], sessions: [unverified], maxAge: null, hintSubject: null, loginHint: null };
@@ -412,5 +470,93 @@ describe("second factors (the account prompt): mfa policy × enrolled × session
     const session = { ...account("alice", OLD), amr: ["pwd"], hasSecondFactor: true };
     const entries = chooserEntries({ ...input({ prompt: [], sessions: [session], maxAge: null, hintSubject: null, loginHint: null }), mfa: "optional" });
     expect(entries.map((e) => e.ready)).toEqual([true]);
+  });
+});
+
+describe("password change (the account prompt): what made it due × when × how the session signed in × prompt", () => {
+  const DAY = 86_400_000;
+  /** The session signed in 5 minutes ago; the password became due a minute before that, or a minute after. */
+  const WHEN = { beforeSignIn: new Date(OLD.getTime() - 60_000), afterSignIn: new Date(OLD.getTime() + 60_000) } as const;
+  type When = keyof typeof WHEN;
+  /**
+   * `required`: an administrator's demand since that moment; `expired`: the password's age reached
+   * the 30 days the settings allow at that moment; `ageOff`: a 1000-day-old password, no limit set;
+   * `nothing`: a fresh password, no demand.
+   */
+  const DUE = ["nothing", "required", "expired", "ageOff"] as const;
+  const AMR = { pwd: ["pwd"], pwdAndFactor: ["pwd", "otp", "mfa"], passkey: ["hwk", "mfa"] } as const;
+  type Amr = keyof typeof AMR;
+  const rows: { due: (typeof DUE)[number]; when: When; amr: Amr; prompt: "absent" | "none" }[] = [];
+  for (const due of DUE)
+    for (const when of Object.keys(WHEN) as When[])
+      for (const amr of Object.keys(AMR) as Amr[]) for (const prompt of ["absent", "none"] as const) rows.push({ due, when, amr, prompt });
+
+  function session(r: Pick<(typeof rows)[number], "due" | "when" | "amr">): Acc {
+    const at = WHEN[r.when];
+    return {
+      ...account("alice", OLD),
+      amr: AMR[r.amr],
+      passwordChangedAt: r.due === "expired" ? new Date(at.getTime() - 30 * DAY) : r.due === "ageOff" ? new Date(NOW.getTime() - 1000 * DAY) : ago(3_600_000),
+      passwordChangeRequiredSince: r.due === "required" ? at : null,
+    };
+  }
+  const withAge = (r: Pick<(typeof rows)[number], "due">) => (r.due === "expired" ? 30 : 0);
+
+  /**
+   * Asked only of a session that signed in with the password after it became due (demanded or too
+   * old): a session from before goes on (single sign-on, prompt=none), and a passkey sign-in uses
+   * no password. prompt=none: interaction_required.
+   */
+  function expected(r: (typeof rows)[number]): string {
+    const asks = (r.due === "required" || r.due === "expired") && r.when === "beforeSignIn" && r.amr !== "passkey";
+    if (!asks) return "finish alice";
+    return r.prompt === "none" ? "interaction_required" : "changePassword alice";
+  }
+
+  it("covers all 48 combinations", () => {
+    expect(rows).toHaveLength(48);
+  });
+
+  it.each(rows)("due=$due since=$when amr=$amr prompt=$prompt", (r) => {
+    const base = input({ prompt: r.prompt === "none" ? ["none"] : [], sessions: [session(r)], maxAge: null, hintSubject: null, loginHint: null });
+    expect(show(nextStep({ ...base, passwordMaxAgeDays: withAge(r) }))).toBe(expected(r));
+  });
+
+  it("a sign-in exactly at the moment the password became due asks; a millisecond before does not", () => {
+    const since = OLD;
+    const at = (authTime: Date) => ({ ...account("alice", authTime), amr: ["pwd"], passwordChangeRequiredSince: since });
+    const row = (authTime: Date) => show(nextStep(input({ prompt: [], sessions: [at(authTime)], maxAge: null, hintSubject: null, loginHint: null })));
+    expect(row(since)).toBe("changePassword alice");
+    expect(row(new Date(since.getTime() - 1))).toBe("finish alice");
+  });
+
+  it("a new password ends it: no demand, and its age counts from now", () => {
+    const changed = { ...account("alice", ago(2_000)), amr: ["pwd"], passwordChangedAt: ago(1_000), passwordChangeRequiredSince: null };
+    expect(show(nextStep({ ...input({ prompt: [], sessions: [changed], maxAge: null, hintSubject: null, loginHint: null }), passwordMaxAgeDays: 1 }))).toBe("finish alice");
+  });
+
+  it("comes after the password and the second factor, before the address code and consent", () => {
+    const due = { ...account("alice", OLD), amr: ["pwd"], hasSecondFactor: true, emailUnverified: true, passwordChangeRequiredSince: ago(3_600_000) };
+    const consent = { scopes: ["openid"], denied: false, given: {} };
+    // A stale session: its password again first (prompt=login likewise).
+    expect(show(nextStep(input({ prompt: [], sessions: [due], maxAge: 60, hintSubject: null, loginHint: null })))).toBe("password alice");
+    expect(show(nextStep(input({ prompt: ["login"], sessions: [due], maxAge: null, hintSubject: null, loginHint: null, chosen: due })))).toBe("password alice");
+    const fresh = input({ prompt: [], sessions: [due], maxAge: null, hintSubject: null, loginHint: null });
+    expect(show(nextStep({ ...fresh, mfa: "optional", requireVerifiedEmail: true, consent }))).toBe("secondFactor alice");
+    const factorDone = { ...due, amr: ["pwd", "otp", "mfa"] };
+    expect(show(nextStep({ ...fresh, sessions: [factorDone], mfa: "optional", requireVerifiedEmail: true, consent }))).toBe("changePassword alice");
+    const changed = { ...factorDone, passwordChangeRequiredSince: null };
+    expect(show(nextStep({ ...fresh, sessions: [changed], mfa: "optional", requireVerifiedEmail: true, consent }))).toBe("verifyEmail alice");
+  });
+
+  it("after prompt=login the new sign-in with a due password asks for the change", () => {
+    const signedIn = { ...account("alice", ago(2_000)), amr: ["pwd"], passwordChangeRequiredSince: OLD };
+    const step = nextStep(input({ prompt: ["login"], sessions: [signedIn], maxAge: null, hintSubject: null, loginHint: null, chosen: signedIn }));
+    expect(show(step)).toBe("changePassword alice");
+  });
+
+  it("the chooser counts an account whose next step is the change as ready (its session exists)", () => {
+    const due = { ...account("alice", OLD), amr: ["pwd"], passwordChangeRequiredSince: ago(3_600_000) };
+    expect(chooserEntries(input({ prompt: [], sessions: [due], maxAge: null, hintSubject: null, loginHint: null })).map((e) => e.ready)).toEqual([true]);
   });
 });

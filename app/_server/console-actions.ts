@@ -225,8 +225,9 @@ export async function updateUser(prev: ActionState, form: FormData): Promise<Act
 
 export async function setUserPassword(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const r = await call(admin.user, "setUserPassword", { params: { userId: id(f, "userId") }, body: { password: formText(f, "password") } });
-    if (!r.ok) return failure(r, ["password"], t);
+    const body = { password: formText(f, "password"), passwordChangeRequired: f.get("passwordChangeRequired") === "on" };
+    const r = await call(admin.user, "setUserPassword", { params: { userId: id(f, "userId") }, body });
+    if (!r.ok) return failure(r, ["password", "passwordChangeRequired"], t);
     return { ok: true, message: t("users.passwordSet"), values: {} };
   })(prev, form);
 }
@@ -236,8 +237,9 @@ export async function setUserAccess(prev: ActionState, form: FormData): Promise<
     const body: Record<string, unknown> = {};
     if (f.has("locked")) body.locked = f.get("locked") === "true";
     if (f.has("rolesForm")) body.roles = f.getAll("roles").map(String);
+    if (f.has("passwordChangeRequired")) body.passwordChangeRequired = f.get("passwordChangeRequired") === "true";
     const r = await call(admin.user, "updateUser", { params: { userId: id(f, "userId") }, body: asFormBody(body) });
-    if (!r.ok) return failure(r, ["roles", "locked"], t);
+    if (!r.ok) return failure(r, ["roles", "locked", "passwordChangeRequired"], t);
     return { ok: true, message: t("common.saved") };
   })(prev, form);
 }

@@ -4,12 +4,12 @@ import { recordAudit } from "@/lib/store/audit";
 import { takeWebauthnChallenge, updateAuthRequest } from "@/lib/store/auth-requests";
 import { recordSecondFactor } from "@/lib/store/sessions";
 import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
-import { guarded, type Flow } from "./handlers";
+import { accountStep, guarded, toCallback, type Flow } from "./handlers";
 import { notifyOwner } from "./owner-notices";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
 import { amrWithFactor, checkSecondFactor, confirmTotpEnrolment, type FactorCheck, type FactorMethod } from "./second-factor";
 import { confirmPasskeyRegistration, verifyPasskey } from "./passkeys";
-import { pendingStep, type SessionAccount } from "./steps";
+import type { SessionAccount } from "./steps";
 
 /**
  * The login forms of the policy's `secondFactor` and `enrolFactor` steps. Each acts only while the
@@ -18,22 +18,13 @@ import { pendingStep, type SessionAccount } from "./steps";
  * every later request of this session sees it (lib/login/signin-policy.ts `second_factor`).
  */
 
-/** The account the policy asks `want` of, or the callback's response when it asks something else. */
-async function accountAt(flow: Flow, want: "secondFactor" | "enrolFactor"): Promise<SessionAccount | Response> {
-  const callback = seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
-  const client = await flow.inst.store.clients.get(flow.authRequest.clientId);
-  if (!client) return callback;
-  const step = await pendingStep(flow.inst.store, flow.authRequest, client, flow.settings.primaryDomain);
-  return step.step === want ? step.account : callback;
-}
-
 /**
  * A code of one of the user's authenticators, or a recovery code (wrong ones count toward the
  * lockout), or the answer of one of the user's passkeys to the page's prompt.
  */
 export const handleSubmitSecondFactor = guarded(async (flow) => {
   const { inst, settings, id, authRequest, form, actor, request } = flow;
-  const account = await accountAt(flow, "secondFactor");
+  const account = await accountStep(flow, "secondFactor");
   if (account instanceof Response) return account;
   const passkeyAnswer = form.get("response");
   const result: FactorCheck = passkeyAnswer ? await passkeyAsFactor(flow, account.userId, passkeyAnswer) : await checkSecondFactor(inst, {
@@ -111,7 +102,7 @@ const codesAad = (authRequestId: string) => `login-recovery-codes:${authRequestI
  */
 export const handleSubmitEnrolFactor = guarded(async (flow) => {
   const { inst, id, form, actor } = flow;
-  const account = await accountAt(flow, "enrolFactor");
+  const account = await accountStep(flow, "enrolFactor");
   if (account instanceof Response) return account;
   const who = { ...actor, id: account.userId };
   const factorId = form.get("factorId") ?? "";
@@ -131,7 +122,7 @@ export const handleSubmitEnrolFactor = guarded(async (flow) => {
   const codes = outcome.recoveryCodes ? { recoveryCodes: encrypt(inst.masterKey, JSON.stringify(outcome.recoveryCodes), codesAad(id)) } : null;
   await completeWithFactor(flow, account, outcome.method, { via: "enrolment" }, codes);
   if (outcome.recoveryCodes) return seeOther(loginUrl(LOGIN_PATHS.recoveryCodes, id));
-  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+  return toCallback(id);
 });
 
 /** The recovery codes kept for their one showing after enrolment, or null. */
@@ -148,5 +139,5 @@ export function recoveryCodesToShow(masterKey: Buffer, authRequestId: string, fo
 /** "I have saved my recovery codes": forget them and go on with the request. */
 export const handleSubmitRecoveryCodes = guarded(async ({ inst, id }) => {
   await updateAuthRequest(inst.db, id, { formError: null, formValues: null });
-  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+  return toCallback(id);
 });

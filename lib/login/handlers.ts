@@ -9,19 +9,19 @@ import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { grantConsent } from "@/lib/store/consents";
-import { listFactors } from "@/lib/store/factors";
 import { liveSessions, recordAuthentication } from "@/lib/store/sessions";
 import { hitRateLimit } from "@/lib/store/rate-limit";
 import { getSettings, type Settings } from "@/lib/store/settings";
 import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
 import { checkPassword } from "./password";
 import { completePasswordReset, requestPasswordReset } from "./password-reset";
+import { changeDuePassword } from "./password-change";
 import { accountPolicyOf } from "./account-policy";
 import { notifyOwner } from "./owner-notices";
 import { confirmEmailCode, confirmEmailLink, sendEmailVerification } from "./email-verification";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
 import { registerUser, validateRegistration } from "./register";
-import { asAccount, consentRequestOf, interactionPage, loadPolicyInput, pendingStep, policyRequestOf } from "./steps";
+import { asAccount, consentRequestOf, interactionPage, loadPolicyInput, pendingStep, policyRequestOf, type SessionAccount } from "./steps";
 
 export type Flow = {
   request: Request;
@@ -132,12 +132,31 @@ export const handleSubmitPassword = guarded(async (flow) => {
     details: { amr: ["pwd"] },
   });
   await updateAuthRequest(inst.db, id, { sessionId: session.id, formError: null, formValues: null });
-  // The device cookie exempts a browser from the account's lock: a user with a second factor
-  // earns it only once that factor is through too (lib/login/factor-handlers.ts).
-  const factorNext = accountPolicyOf(settings).mfa !== "off" && (await listFactors(inst.db, result.user.id)).length > 0;
-  const trusted = factorNext ? [] : [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, result.user.id)];
+  // The device cookie exempts a browser from the account's lock: when the policy asks for the
+  // user's second factor next, it is earned only once that is through too (lib/login/factor-handlers.ts).
+  const client = await inst.store.clients.get(authRequest.clientId);
+  const next = client ? await pendingStep(inst.store, { ...authRequest, sessionId: session.id }, client, settings.primaryDomain) : null;
+  const trusted = next?.step === "secondFactor" ? [] : [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, result.user.id)];
   return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, trusted);
 });
+
+/** The callback, which asks the policy again and completes the request or shows its next page. */
+export function toCallback(id: string): Response {
+  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+}
+
+/**
+ * The gate of a page of the policy's account or consent steps (`ACCOUNT_STEPS`): the account the
+ * policy asks `want` of for this request, or, when it asks something else now (the step is done,
+ * the session is gone), the callback, which asks it again. So a form acts only while its step is
+ * the one due.
+ */
+export async function accountStep(flow: Flow, want: (typeof ACCOUNT_STEPS)[number]): Promise<SessionAccount | Response> {
+  const client = await flow.inst.store.clients.get(flow.authRequest.clientId);
+  if (!client) return toCallback(flow.id);
+  const step = await pendingStep(flow.inst.store, flow.authRequest, client, flow.settings.primaryDomain);
+  return step.step === want && "account" in step ? step.account : toCallback(flow.id);
+}
 
 /**
  * The policy's answer for an account signed in or picked on a login page: null when it finishes
@@ -178,7 +197,7 @@ export const handleSubmitAccount = guarded(async (flow) => {
   const refused = await refusal(flow, asAccount(session));
   if (refused) return refused;
   await updateAuthRequest(inst.db, id, { sessionId: session.id, formError: null, formValues: null });
-  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
+  return toCallback(id);
 });
 
 /**
@@ -248,27 +267,26 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
  * and Deny marks the request refused; either way the callback, asking the policy again, finishes
  * the request or answers the client `access_denied`.
  */
-export const handleSubmitConsent = guarded(async ({ inst, settings, id, authRequest, form, actor }) => {
-  const callback = seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
-  const client = await inst.store.clients.get(authRequest.clientId);
-  if (!client) return callback;
-  const step = await pendingStep(inst.store, authRequest, client, settings.primaryDomain);
-  if (step.step !== "consent") return callback;
+export const handleSubmitConsent = guarded(async (flow) => {
+  const { inst, id, authRequest, form, actor } = flow;
+  const account = await accountStep(flow, "consent");
+  if (account instanceof Response) return account;
   const decision = form.get("decision");
   if (decision !== "allow" && decision !== "deny") return seeOther(loginUrl(LOGIN_PATHS.consent, id));
-  const userId = step.account.userId;
+  const userId = account.userId;
+  const clientId = authRequest.clientId;
   await inst.db.transaction(async (tx) => {
-    if (decision === "allow") await grantConsent(tx, userId, client.id, authRequest.scopes);
+    if (decision === "allow") await grantConsent(tx, userId, clientId, authRequest.scopes);
     else await updateAuthRequest(tx, id, { consentDenied: true });
     await recordAudit(tx, { ...actor, id: userId }, {
       action: decision === "allow" ? "consent.granted" : "consent.denied",
       targetType: "user",
       targetId: userId,
-      clientId: client.id,
+      clientId,
       details: { scopes: authRequest.scopes },
     });
   });
-  return callback;
+  return toCallback(id);
 });
 
 /**
@@ -304,14 +322,12 @@ export const handleSubmitReset = tokenForm("password reset", async (inst, form, 
  * The code page of a sign-in that needs a verified address (the policy's `verifyEmail` step): the
  * code from the mail, or "send a new code". Once verified, the callback asks the policy again.
  */
-export const handleSubmitVerifyEmail = guarded(async ({ inst, settings, id, authRequest, form, actor }) => {
-  const callback = seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`);
-  const client = await inst.store.clients.get(authRequest.clientId);
-  if (!client) return callback;
-  const step = await pendingStep(inst.store, authRequest, client, settings.primaryDomain);
-  if (step.step !== "verifyEmail") return callback;
-  const user = await inst.store.users.get(step.account.userId);
-  if (!user) return callback;
+export const handleSubmitVerifyEmail = guarded(async (flow) => {
+  const { inst, id, authRequest, form, actor } = flow;
+  const account = await accountStep(flow, "verifyEmail");
+  if (account instanceof Response) return account;
+  const user = await inst.store.users.get(account.userId);
+  if (!user) return toCallback(id);
   const who: Actor = { ...actor, id: user.id };
   if (form.get("action") === "resend") {
     const sent = await sendEmailVerification(inst, user, who, authRequest.locale);
@@ -320,10 +336,34 @@ export const handleSubmitVerifyEmail = guarded(async ({ inst, settings, id, auth
   }
   if (await confirmEmailCode(inst, user.id, (form.get("code") ?? "").replace(/\s/g, ""), who)) {
     await updateAuthRequest(inst.db, id, { formError: null, formValues: null });
-    return callback;
+    return toCallback(id);
   }
   await updateAuthRequest(inst.db, id, { formError: "wrongCode", formValues: null });
   return seeOther(loginUrl(LOGIN_PATHS.verifyEmail, id));
+});
+
+/**
+ * The policy's `changePassword` step: the password just proven is due for a change (an
+ * administrator requires it, or it is older than the settings allow). The new password, twice;
+ * a refusal comes back to the page with its reason, success goes on to the callback.
+ */
+export const handleSubmitChangePassword = guarded(async (flow) => {
+  const { inst, settings, id, authRequest, form, actor } = flow;
+  const account = await accountStep(flow, "changePassword");
+  if (account instanceof Response) return account;
+  const outcome = await changeDuePassword(inst, {
+    account,
+    password: form.get("password") ?? "",
+    confirm: form.get("confirm") ?? "",
+    passwordPolicy: settings.passwordPolicy,
+    authRequestId: id,
+    clientId: authRequest.clientId,
+    actor,
+  });
+  if (outcome.ok) return toCallback(id);
+  const formValues = outcome.reason === "policy" ? { violations: outcome.violations.join(",") } : null;
+  await updateAuthRequest(inst.db, id, { formError: outcome.reason, formValues });
+  return seeOther(loginUrl(LOGIN_PATHS.changePassword, id));
 });
 
 /**

@@ -36,6 +36,9 @@ export const LOGIN_PATHS = {
   /** The recovery codes, shown once after the first factor was enrolled during sign-in. */
   recoveryCodes: "/ui/login/factor/recovery-codes",
   submitRecoveryCodes: "/ui/login/submit/recovery-codes",
+  /** The password just proven is due for a change (the policy's `changePassword` step). */
+  changePassword: "/ui/login/password/change",
+  submitChangePassword: "/ui/login/submit/password-change",
   /** "Sign in with a passkey" on the first page (the passkey's answer, posted by a script). */
   submitPasskey: "/ui/login/submit/passkey",
 } as const;

@@ -53,23 +53,27 @@
  * A sign-in "made during this request" means the session's auth time is not before the
  * request's creation (both in whole seconds): only a successful authentication moves it.
  *
- * ## Adding a step
- *
- * A later step (second factor, password change) is a new check in `LOGIN_PROMPT` or a new prompt
- * in `PROMPTS`, plus a new member of `Interaction` and its page in `lib/login/steps.ts`. The inputs
- * grow with the state the check reads (e.g. the user's enrolled factors).
- *
  * ## Account
  *
- * Then the `account` prompt. First `second_factor` (settings `mfa`, input `mfa`; `off` never
- * asks): the account's session has no second factor in its `amr` (RFC 8176 `mfa`) while the user
- * has one enrolled, or the instance requires one (`mfa: required`), or the request's preferred
- * `acr_values` class is multi-factor. A user with a factor is asked for it (`secondFactor`); one
- * without enrols one now (`enrolFactor`). With `prompt=none`, `interaction_required`. Then
- * `email_unverified`, when the instance requires verified addresses
- * (settings `emailVerification: required`) and the account's address is not verified: the code
- * page (`verifyEmail`); with `prompt=none`, `interaction_required`. A user without an address
- * has nothing to verify.
+ * Then the `account` prompt: what the account itself must complete, in this order. Its steps come
+ * once the session exists (`ACCOUNT_STEPS`); with `prompt=none` each is `interaction_required`.
+ *
+ * 1. `second_factor` (settings `mfa`, input `mfa`; `off` never asks): the account's session has
+ *    no second factor in its `amr` (RFC 8176 `mfa`) while the user has one enrolled, or the
+ *    instance requires one (`mfa: required`), or the request's preferred `acr_values` class is
+ *    multi-factor. A user with a factor is asked for it (`secondFactor`); one without enrols one
+ *    now (`enrolFactor`).
+ * 2. `password_expired`: the session was signed in with the password (`pwd` in its `amr`) at or
+ *    after the moment that password became due: an administrator's "must change the password"
+ *    (`passwordChangeRequiredSince`), or its age reaching the settings' `passwordPolicy.maxAgeDays`
+ *    (`passwordChangedAt` + that many days). The user chooses a new one (`changePassword`, the
+ *    current one having just been proven), as Keycloak's "Update Password" required action does.
+ *    A session signed in before that moment is left alone (single sign-on and `prompt=none` go on
+ *    as before; its next password sign-in asks), and a passkey sign-in without a password never
+ *    asks. A session that left the page without a new password is asked again by every request.
+ * 3. `email_unverified`, when the instance requires verified addresses (settings
+ *    `emailVerification: required`) and the account's address is not verified: the code page
+ *    (`verifyEmail`). A user without an address has nothing to verify.
  *
  * ## Consent
  *
@@ -82,6 +86,14 @@
  *
  * With `prompt=none` the need becomes `consent_required`. What the user allowed is remembered
  * per user and client as the union of the scopes (lib/store/consents.ts).
+ *
+ * ## Adding a step
+ *
+ * A new check goes into the prompt it belongs to (`LOGIN_PROMPT`: who signs in; `ACCOUNT_PROMPT`:
+ * what the signed-in account must complete; `CONSENT_PROMPT`), with a new member of `Interaction`
+ * (and of `ACCOUNT_STEPS` when its session exists already), its page in `lib/login/steps.ts`, its
+ * rows in `test/signin-policy.test.ts` and this list. The inputs grow with the state the check
+ * reads (e.g. the user's enrolled factors).
  */
 import type { MfaPolicy } from "@/db/schema";
 import { asksForMultiFactor, type Prompt } from "@/lib/protocol/vocabulary";
@@ -100,6 +112,10 @@ export type PolicyAccount = {
   amr?: readonly string[];
   /** The user has a second factor enrolled (the `second_factor` check). */
   hasSecondFactor?: boolean;
+  /** When the user's password was last set; null or absent: no password (the `password_expired` check). */
+  passwordChangedAt?: Date | null;
+  /** Since when an administrator requires a new password; null or absent: not required. */
+  passwordChangeRequiredSince?: Date | null;
 };
 
 export type PolicyRequest = {
@@ -146,6 +162,8 @@ export type PolicyInput<A extends PolicyAccount> = {
   requireVerifiedEmail?: boolean;
   /** The instance's second-factor policy; absent is `off`. */
   mfa?: MfaPolicy;
+  /** Days a password may be used (settings `passwordPolicy.maxAgeDays`); 0 or absent: no limit. */
+  passwordMaxAgeDays?: number;
 };
 
 /** Error codes for the client (OIDC Core 3.1.2.6, RFC 6749 4.1.2.1). */
@@ -166,7 +184,9 @@ export type Interaction<A extends PolicyAccount> =
   /** A code of the user's authenticator (or a recovery code) completes the sign-in. */
   | { step: "secondFactor"; account: A }
   /** The user has no second factor but the sign-in needs one: enrol one now. */
-  | { step: "enrolFactor"; account: A };
+  | { step: "enrolFactor"; account: A }
+  /** The password just proven is due for a change: choose a new one. */
+  | { step: "changePassword"; account: A };
 
 export type Step<A extends PolicyAccount> =
   | Interaction<A>
@@ -291,6 +311,12 @@ const ACCOUNT_PROMPT: PolicyPrompt = {
       },
     },
     {
+      reason: "password_expired",
+      error: "interaction_required",
+      description: "The user must choose a new password.",
+      need: (ctx) => (ctx.account && signedInWithDuePassword(ctx.account, ctx.passwordMaxAgeDays ?? 0) ? { step: "changePassword", account: ctx.account } : null),
+    },
+    {
       reason: "email_unverified",
       error: "interaction_required",
       description: "The user must verify their email address.",
@@ -373,7 +399,7 @@ export function chooserEntries<A extends PolicyAccount>(input: PolicyInput<A>): 
 }
 
 /** The steps that continue a request for an account already signed in (its session exists). */
-export const ACCOUNT_STEPS: readonly Step<PolicyAccount>["step"][] = ["consent", "verifyEmail", "secondFactor", "enrolFactor"];
+export const ACCOUNT_STEPS: readonly Step<PolicyAccount>["step"][] = ["consent", "verifyEmail", "secondFactor", "enrolFactor", "changePassword"];
 
 /** Whether a new account could finish this request: not when an id_token_hint names a user. */
 export function offersRegistration(request: Pick<PolicyRequest, "hintSubject">): boolean {
@@ -398,6 +424,19 @@ function signedInDuringRequest(account: PolicyAccount, request: PolicyRequest): 
 function satisfiesMaxAge(account: PolicyAccount, request: PolicyRequest, now: Date): boolean {
   if (request.maxAge === null || signedInDuringRequest(account, request)) return true;
   return seconds(now) - seconds(account.authTime) <= request.maxAge;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The session was signed in with a password that was already due for a change: required by an
+ * administrator, or older than `maxAgeDays`, at its auth time (see `password_expired`).
+ */
+function signedInWithDuePassword(account: PolicyAccount, maxAgeDays: number): boolean {
+  if (!account.amr?.includes("pwd")) return false;
+  const due = [account.passwordChangeRequiredSince ?? null];
+  if (maxAgeDays > 0 && account.passwordChangedAt) due.push(new Date(account.passwordChangedAt.getTime() + maxAgeDays * DAY_MS));
+  return due.some((d) => d !== null && account.authTime.getTime() >= d.getTime());
 }
 
 function contextOf<A extends PolicyAccount>(input: PolicyInput<A>): Context<A> {

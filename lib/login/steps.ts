@@ -22,6 +22,8 @@ export function asAccount(s: SessionWithUser): SessionAccount {
     locked: s.user.locked,
     emailUnverified: !!s.user.email && !s.user.emailVerified,
     hasSecondFactor: s.user.hasSecondFactor,
+    passwordChangedAt: s.user.passwordChangedAt,
+    passwordChangeRequiredSince: s.user.passwordChangeRequiredSince,
   };
 }
 
@@ -64,7 +66,8 @@ export async function loadPolicyInput(
   // A browser without a row has no sessions (its row is created only when something is stored).
   const sessions = opts.userAgentId ? (await store.sessions.live(opts.userAgentId, opts.now)).map(asAccount) : [];
   const hint = opts.request.hintSubject ? await store.users.get(opts.request.hintSubject) : undefined;
-  const policy = accountPolicyOf(await store.settings.get());
+  const settings = await store.settings.get();
+  const policy = accountPolicyOf(settings);
   let consent: PolicyConsent | null = null;
   if (!opts.consent.client.firstParty) {
     const users = [...new Set(sessions.map((s) => s.userId))];
@@ -80,6 +83,7 @@ export async function loadPolicyInput(
     now: opts.now,
     requireVerifiedEmail: policy.emailVerification === "required",
     mfa: policy.mfa,
+    passwordMaxAgeDays: settings.passwordPolicy.maxAgeDays ?? 0,
   };
 }
 
@@ -88,6 +92,7 @@ const ACCOUNT_STEP_PAGES = {
   verifyEmail: LOGIN_PATHS.verifyEmail,
   secondFactor: LOGIN_PATHS.secondFactor,
   enrolFactor: LOGIN_PATHS.enrolFactor,
+  changePassword: LOGIN_PATHS.changePassword,
 } as const;
 
 /** What the flow remembers for an interaction's page, and that page. */
@@ -101,6 +106,7 @@ export function interactionPage(
     case "verifyEmail":
     case "secondFactor":
     case "enrolFactor":
+    case "changePassword":
       // The account is signed in: the page asks for its session's user.
       return {
         location: loginUrl(ACCOUNT_STEP_PAGES[step.step], authRequestId),

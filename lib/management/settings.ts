@@ -56,6 +56,9 @@ const passwordPolicy = z.strictObject({
   requireLowercase: z.boolean(),
   requireNumber: z.boolean(),
   requireSymbol: z.boolean(),
+  maxAgeDays: seconds(0, 3650).describe(
+    "Days a password may be used: a sign-in with an older one asks for a new one before it completes (sessions signed in before go on). 0: passwords never expire.",
+  ),
 });
 const hostname = z
   .string()
@@ -134,7 +137,7 @@ function settingsView(s: Settings): z.infer<typeof SettingsView> {
     // Stored values predating a field get its default.
     rateLimits: { ...DEFAULT_RATE_LIMITS, ...s.rateLimits },
     lockoutPolicy: s.lockoutPolicy,
-    passwordPolicy: s.passwordPolicy,
+    passwordPolicy: { maxAgeDays: 0, ...s.passwordPolicy },
     retention: { ...DEFAULT_RETENTION, ...s.retention },
     registration: { enabled: s.accountPolicy.registration, names: accountPolicyOf(s).registrationNames },
     passwordReset: { linkLifetimeSeconds: s.accountPolicy.passwordResetLinkSeconds },

@@ -67,6 +67,9 @@ const humanFields = {
   address: address.nullable(),
   roles,
   locked: z.boolean(),
+  passwordChangeRequired: z
+    .boolean()
+    .describe("The user must choose a new password at the next sign-in with the password (sessions signed in before go on)."),
 };
 const machineFields = {
   username,
@@ -124,6 +127,7 @@ const HumanView = z.object({
   phone: z.string().nullable(),
   phoneVerified: z.boolean(),
   address: address.nullable(),
+  passwordChangeRequired: z.boolean(),
 });
 const MachineView = z.object({
   ...common,
@@ -191,7 +195,16 @@ const ConsentList = named(
     consents: z.array(z.object({ clientId: z.string(), clientName: z.string(), scopes: z.array(z.string()), grantedAt: iso })),
   }),
 );
-const PasswordSet = named("PasswordSet", z.strictObject({ password: z.string() }));
+const PasswordSet = named(
+  "PasswordSet",
+  z.strictObject({
+    password: z.string(),
+    passwordChangeRequired: z
+      .boolean()
+      .default(false)
+      .describe("The user must replace this password at the next sign-in (a temporary password). Otherwise setting it ends any such demand."),
+  }),
+);
 
 // ---- views ----
 
@@ -220,7 +233,18 @@ function userView(u: User, primaryDomain: string): z.infer<typeof UserView> {
     phone: u.phone,
     phoneVerified: u.phoneVerified,
     address: u.address ?? null,
+    passwordChangeRequired: u.passwordChangeRequiredSince !== null,
   };
+}
+
+/** The stored form of the API's `passwordChangeRequired`: since when (lib/login/signin-policy.ts says why). */
+function changeRequiredSince<T extends { passwordChangeRequired?: boolean }>(
+  fields: T,
+  current: Date | null = null,
+): Omit<T, "passwordChangeRequired"> & { passwordChangeRequiredSince?: Date | null } {
+  const { passwordChangeRequired, ...rest } = fields;
+  if (passwordChangeRequired === undefined) return rest;
+  return { ...rest, passwordChangeRequiredSince: passwordChangeRequired ? (current ?? new Date()) : null };
 }
 
 function keyView(k: MachineKey): z.infer<typeof KeyView> {
@@ -300,7 +324,7 @@ export const userRoutes = [
           const problems = await policyProblems(ctx.db, pw);
           if (problems.length) throw invalidFields(problems);
         }
-        data = { ...f, type: "human" };
+        data = { ...changeRequiredSince(f), type: "human" };
         password = pw;
       }
       try {
@@ -308,6 +332,7 @@ export const userRoutes = [
           const u = await insertUser(tx, data, password);
           await audit(ctx, tx, "user.created", u.id, { type: u.type, username: u.username, roles: u.roles });
           if (password !== undefined) await audit(ctx, tx, "user.password_set", u.id);
+          if (u.passwordChangeRequiredSince) await audit(ctx, tx, "user.password_change_required", u.id);
           return u;
         });
         return userView(user, await domain(ctx));
@@ -355,8 +380,9 @@ export const userRoutes = [
     errors: [404, 409],
     async handler(ctx) {
       const current = await load(ctx);
+      // A demand for a new password keeps the moment it was first made (sessions signed in since are asked).
       const patch: Partial<NewUser> =
-        current.type === "machine" ? parseWith(MachinePatch, ctx.rawBody) : parseWith(HumanPatch, ctx.rawBody);
+        current.type === "machine" ? parseWith(MachinePatch, ctx.rawBody) : changeRequiredSince(parseWith(HumanPatch, ctx.rawBody), current.passwordChangeRequiredSince);
       if (current.type === "human") {
         if (patch.email !== undefined && patch.email !== current.email && patch.emailVerified === undefined) {
           patch.emailVerified = false;
@@ -373,6 +399,10 @@ export const userRoutes = [
           await audit(ctx, tx, "user.updated", current.id, { fields: Object.keys(patch) });
           if (patch.roles && patch.roles.join() !== current.roles.join()) {
             await audit(ctx, tx, "user.roles_changed", current.id, { from: current.roles, to: patch.roles });
+          }
+          const required = patch.passwordChangeRequiredSince;
+          if (required !== undefined && (required === null) !== (current.passwordChangeRequiredSince === null)) {
+            await audit(ctx, tx, required ? "user.password_change_required" : "user.password_change_waived", current.id);
           }
           if (patch.locked !== undefined && patch.locked !== current.locked) {
             await audit(ctx, tx, patch.locked ? "user.locked" : "user.unlocked", current.id);
@@ -415,7 +445,7 @@ export const userRoutes = [
     method: "POST",
     path: "/users/{userId}/password",
     operationId: "setUserPassword",
-    summary: "Set the password of a human user (checked against the password policy).",
+    summary: "Set the password of a human user (checked against the password policy); with passwordChangeRequired the user must replace it at the next sign-in.",
     tag: "users",
     body: PasswordSet,
     success: { status: 204, description: "Set." },
@@ -426,8 +456,9 @@ export const userRoutes = [
       const problems = await policyProblems(ctx.db, body.password);
       if (problems.length) throw invalidFields(problems);
       await ctx.db.transaction(async (tx) => {
-        await setPassword(tx, user.id, body.password);
-        await audit(ctx, tx, "user.password_set", user.id);
+        // Setting a password ends any demand for a new one; a temporary password makes a new one.
+        await setPassword(tx, user.id, body.password, { changeRequired: body.passwordChangeRequired });
+        await audit(ctx, tx, "user.password_set", user.id, { passwordChangeRequired: body.passwordChangeRequired });
       });
       return undefined;
     },

@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
-import { sessions, userAgents, userFactors, users } from "@/db/schema";
+import { passwordCredentials, sessions, userAgents, userFactors, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 
@@ -15,6 +15,10 @@ export type SessionWithUser = Session & {
     locked: boolean;
     /** The user has a confirmed second factor (lib/store/factors.ts). */
     hasSecondFactor: boolean;
+    /** When the password was last set; null: the user has none. */
+    passwordChangedAt: Date | null;
+    /** Since when an administrator requires a new password; null: not required. */
+    passwordChangeRequiredSince: Date | null;
   };
 };
 
@@ -46,10 +50,13 @@ export async function liveSessions(db: Executor, userAgentId: string, now = new 
         familyName: users.familyName,
         locked: users.locked,
         hasSecondFactor: sql<boolean>`exists (select 1 from ${userFactors} where ${userFactors.userId} = ${users.id} and ${userFactors.confirmedAt} is not null)`,
+        passwordChangedAt: passwordCredentials.changedAt,
+        passwordChangeRequiredSince: users.passwordChangeRequiredSince,
       },
     })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
+    .leftJoin(passwordCredentials, eq(passwordCredentials.userId, users.id))
     .where(
       and(
         eq(sessions.userAgentId, userAgentId),

@@ -21,7 +21,7 @@ export async function insertUser(db: Executor, data: NewUser, password?: string)
   const id = randomId();
   try {
     const [user] = await db.insert(users).values({ ...data, id }).returning();
-    if (password !== undefined) await setPassword(db, id, password);
+    if (password !== undefined) await setPassword(db, id, password, { changeRequired: !!data.passwordChangeRequiredSince, now: data.passwordChangeRequiredSince ?? undefined });
     return user!;
   } catch (err) {
     if (isUniqueViolation(err)) throw new DuplicateUsername(data.username);
@@ -93,12 +93,19 @@ export async function listUsers(
   return { users: rows, total: total?.n ?? 0 };
 }
 
-export async function setPassword(db: Executor, userId: string, password: string): Promise<void> {
+/**
+ * Sets a user's password. A new password meets any demand for one, so the demand ends here, unless
+ * this one is temporary (`changeRequired`: an administrator's, which the user must replace at the
+ * next sign-in).
+ */
+export async function setPassword(db: Executor, userId: string, password: string, opts: { changeRequired?: boolean; now?: Date } = {}): Promise<void> {
+  const now = opts.now ?? new Date();
   const hash = await hashPassword(password);
   await db
     .insert(passwordCredentials)
-    .values({ userId, hash })
-    .onConflictDoUpdate({ target: passwordCredentials.userId, set: { hash, changedAt: new Date() } });
+    .values({ userId, hash, changedAt: now })
+    .onConflictDoUpdate({ target: passwordCredentials.userId, set: { hash, changedAt: now } });
+  await db.update(users).set({ passwordChangeRequiredSince: opts.changeRequired ? now : null }).where(eq(users.id, userId));
 }
 
 export async function getPasswordHash(db: Executor, userId: string): Promise<string | undefined> {

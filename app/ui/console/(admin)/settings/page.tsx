@@ -113,7 +113,10 @@ export default async function SettingsPage() {
           </fieldset>
           <fieldset className="form-section">
             <legend>{t("passwordPolicy")}</legend>
-            <Field name="passwordPolicy.minLength" type="number" label={t("minLength")} defaultValue={s.passwordPolicy.minLength} />
+            <div className="field-row three">
+              <Field name="passwordPolicy.minLength" type="number" label={t("minLength")} defaultValue={s.passwordPolicy.minLength} />
+              <Field name="passwordPolicy.maxAgeDays" type="number" label={t("maxAgeDays")} defaultValue={s.passwordPolicy.maxAgeDays} hint={t("maxAgeDaysHint")} />
+            </div>
             <div className="checks-row">
               {POLICY_FLAGS.map((k) => (
                 <label key={k} className="check">

@@ -17,7 +17,7 @@ import {
 } from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
 import { read, requireAdmin } from "@/app/_server/console-next";
-import { ConsoleForm, Field, Hidden } from "../../../_components/form";
+import { Checkbox, ConsoleForm, Field, Hidden } from "../../../_components/form";
 import { DangerZone } from "../../../_components/danger-zone";
 import { Badge, DataTable, FormatDate, PageHeader, Section } from "../../../_components/ui";
 import { RoleBadges, RoleChecks, UserForm } from "../../../_components/user-forms";
@@ -100,6 +100,20 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
               <ConsoleForm action={setUserPassword} csrf={admin.csrf} submitLabel={t("setPassword")}>
                 <Hidden name="userId" value={user.id} />
                 <Field name="password" type="password" label={t("newPassword")} autoComplete="new-password" required />
+                <Checkbox name="passwordChangeRequired" label={t("temporaryPassword")} hint={t("temporaryPasswordHint")} />
+              </ConsoleForm>
+              <hr className="divider" />
+              <p className="hint" data-testid="password-change-state">
+                {user.passwordChangeRequired ? t("passwordChangeRequiredText") : t("passwordChangeNotRequiredText")}
+              </p>
+              <ConsoleForm
+                action={setUserAccess}
+                csrf={admin.csrf}
+                submitLabel={user.passwordChangeRequired ? t("waivePasswordChange") : t("requirePasswordChange")}
+                inline
+              >
+                <Hidden name="userId" value={user.id} />
+                <Hidden name="passwordChangeRequired" value={user.passwordChangeRequired ? "false" : "true"} />
               </ConsoleForm>
               {user.email && !user.emailVerified ? (
                 <>

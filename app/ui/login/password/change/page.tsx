@@ -1,0 +1,70 @@
+import { getTranslations } from "next-intl/server";
+import { redirect } from "next/navigation";
+import { torii } from "@torii/core/runtime";
+import { pendingStep } from "@torii/core/login/steps";
+import { CALLBACK_PATH, LOGIN_PATHS } from "@torii/core/login/paths";
+import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
+import { loadFlow } from "../../flow";
+import { FlowExpired } from "../../flow-expired";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * The policy's `changePassword` step: the password just proven is due for a change. The current
+ * one is not asked again (the sign-in has just checked it); the new one twice.
+ */
+export default async function ChangePasswordPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const flow = await loadFlow(searchParams);
+  if (!flow) return <FlowExpired />;
+  const t = await getTranslations("login");
+  const { authRequest: req, settings, client } = flow;
+  const inst = await torii();
+  const step = await pendingStep(inst.store, req, client, settings.primaryDomain);
+  if (step.step !== "changePassword") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
+  const policy = settings.passwordPolicy;
+  let error: string | null = null;
+  if (req.formError === "mismatch") error = t("errors.passwordMismatch");
+  else if (req.formError === "samePassword") error = t("changePassword.samePassword");
+  else if (req.formError === "policy") {
+    const violations = (req.formValues?.violations ?? "").split(",").filter(Boolean);
+    // The same texts as the registration page's.
+    error = `${t("errors.passwordPolicy")} ${violations.map((v) => t(`policy.${v}` as "policy.minLength", { min: policy.minLength })).join(", ")}.`;
+  }
+  const lead = step.account.passwordChangeRequiredSince ? t("changePassword.leadRequired") : t("changePassword.leadExpired");
+  return (
+    <AuthShell settings={settings} title={t("changePassword.title")} subtitle={t("continueTo", { client: client.name })}>
+      <p className="muted" id="change-lead">
+        {lead}
+      </p>
+      <form method="post" action={LOGIN_PATHS.submitChangePassword}>
+        <FlowFields id={flow.id} csrf={flow.csrf} />
+        {/* Lets password managers store the new password with the account. */}
+        <input type="text" name="username" autoComplete="username" value={step.account.username} readOnly hidden />
+        {error ? <Alert id="form-error">{error}</Alert> : null}
+        <div className="field">
+          <label htmlFor="password">{t("changePassword.password")}</label>
+          <input
+            id="password"
+            name="password"
+            type="password"
+            autoComplete="new-password"
+            required
+            autoFocus
+            aria-invalid={error ? true : undefined}
+            aria-describedby={error ? "form-error" : "password-hint"}
+          />
+          <p className="hint" id="password-hint">
+            {t("changePassword.hint", { min: policy.minLength })}
+          </p>
+        </div>
+        <div className="field">
+          <label htmlFor="confirm">{t("changePassword.confirm")}</label>
+          <input id="confirm" name="confirm" type="password" autoComplete="new-password" required />
+        </div>
+        <button type="submit" className="btn btn-primary">
+          {t("changePassword.submit")}
+        </button>
+      </form>
+    </AuthShell>
+  );
+}
