@@ -72,8 +72,8 @@ type Operation<O extends OperationId> = ManagementOperations[O];
 type CallInput<O extends OperationId> = ([Operation<O>["params"]] extends [never]
   ? { params?: undefined }
   : { params: Record<Operation<O>["params"], string> }) & {
-  /** The operation's body, or a form's fields as typed, for the API to validate (lib/console/forms.ts). */
-  body?: Operation<O>["body"] | FormBody;
+  /** The operation's body, or a form's fields as the administrator typed them, for the API to validate (lib/console/forms.ts FormBody). */
+  body?: Operation<O>["body"] | FormBody<O>;
   query?: Operation<O>["query"];
 };
 
