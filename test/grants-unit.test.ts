@@ -1,3 +1,4 @@
+import { systemClock } from "@/lib/clock";
 import { createHash } from "node:crypto";
 import { createLocalJWKSet, decodeJwt, jwtVerify } from "jose";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -88,7 +89,7 @@ function grant(type: string, form: Record<string, string>, c: Client = client): 
     store: m.store,
     masterKey: Buffer.alloc(32, 7),
     issuer: ISSUER,
-    caches: new Caches(),
+    caches: new Caches(systemClock),
     log: createLogger("silent"),
     settings,
     client: c,
@@ -106,7 +107,7 @@ async function refused(p: Promise<unknown>): Promise<string> {
 }
 
 async function issueCode(scopes = ["openid", "offline_access"], codeChallenge: string | null = null): Promise<string> {
-  const { id } = await m.store.grants.create({ clientId: client.id, userId: user.id, sessionId: null, grantType: "authorization_code", scopes, expiresAt: new Date(Date.now() + 3_600_000) });
+  const { id } = await m.store.grants.create({ clientId: client.id, userId: user.id, sessionId: null, grantType: "authorization_code", scopes, expiresAt: new Date(m.clock.now() + 3_600_000) });
   return m.store.codes.create({
     grantId: id,
     clientId: client.id,
@@ -117,7 +118,7 @@ async function issueCode(scopes = ["openid", "offline_access"], codeChallenge: s
     nonce: "n-1",
     codeChallenge,
     codeChallengeMethod: codeChallenge ? "S256" : null,
-    authTime: new Date(),
+    authTime: new Date(m.clock.now()),
     amr: ["pwd"],
     lifetimeSeconds: 60,
   });
@@ -171,6 +172,21 @@ describe("authorization_code against the repositories", () => {
     expect([...m.state.codes.values()][0]!.usedAt).toBeNull();
     expect(m.state.audit).toEqual([]);
     expect((await grant("authorization_code", { code, redirect_uri: REDIRECT, code_verifier: verifier })).id_token).toBeTruthy();
+  });
+});
+
+describe("time comes from the engine's clock", () => {
+  it("a code is redeemable until its lifetime has passed on the store's clock, and tokens carry that clock's time", async () => {
+    const code = await issueCode();
+    m.clock.advanceSeconds(59);
+    const body = await grant("authorization_code", { code, redirect_uri: REDIRECT });
+    // iat is the fake clock's second, not the machine's.
+    expect(decodeJwt(body.access_token).iat).toBe(Math.floor(m.clock.now() / 1000));
+
+    const late = await issueCode();
+    m.clock.advanceSeconds(60);
+    expect(await refused(grant("authorization_code", { code: late, redirect_uri: REDIRECT }))).toBe("invalid_grant");
+    expect([...m.state.codes.values()].filter((c) => c.usedAt === null)).toHaveLength(1);
   });
 });
 

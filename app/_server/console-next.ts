@@ -1,3 +1,4 @@
+import { dateOf } from "@torii/core/clock";
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
@@ -41,7 +42,7 @@ export async function requireAdmin(returnTo: string = CONSOLE_PATH): Promise<Adm
 
 const touchConsoleSession = cache(async (sid: string) => {
   const inst = await torii();
-  await touchSession(inst.db, sid, (await getSettings(inst)).lifetimes);
+  await touchSession(inst.db, sid, (await getSettings(inst)).lifetimes, dateOf(inst.clock));
 });
 
 export class ConsoleForbidden extends Error {}

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { exportJWK, generateKeyPair } from "jose";
 import { z } from "zod";
 import { randomId } from "@/lib/crypto";
@@ -49,10 +50,19 @@ const address = z.strictObject({
   country: text().nullable().optional(),
 });
 const roles = z.array(z.enum(ROLES)).transform((l) => [...new Set(l)]);
+/** A date that must be in the future: checked in the handler against the engine's clock (`future`). */
 const futureDate = z.iso
   .datetime({ offset: true })
   .transform((v) => new Date(v))
-  .refine((d) => d.getTime() > Date.now(), { message: "Must be in the future.", params: { code: "in_future" } });
+  .describe("Must be in the future.");
+
+/** The expiry given, refused with a field error unless it is later than now by the engine's clock. */
+function future(ctx: Ctx, expiresAt: Date | undefined): Date | null {
+  if (expiresAt && expiresAt.getTime() <= ctx.inst.clock.now()) {
+    throw invalidFields([{ path: "expiresAt", code: "in_future", message: "Must be in the future." }]);
+  }
+  return expiresAt ?? null;
+}
 
 const humanFields = {
   username,
@@ -369,14 +379,14 @@ export const userRoutes = [
         // Introspection and userinfo answer from cached tokens, which carry the user: a change
         // (a lock above all) drops them when it commits, on every instance.
         const user = await mutate(ctx.inst, USER_TOKENS_STALE, async (tx) => {
-          const u = await updateUser(tx, current.id, patch);
+          const u = await updateUser(tx, current.id, patch, dateOf(ctx.inst.clock));
           await audit(ctx, tx, "user.updated", current.id, { fields: Object.keys(patch) });
           if (patch.roles && patch.roles.join() !== current.roles.join()) {
             await audit(ctx, tx, "user.roles_changed", current.id, { from: current.roles, to: patch.roles });
           }
           if (patch.locked !== undefined && patch.locked !== current.locked) {
             await audit(ctx, tx, patch.locked ? "user.locked" : "user.unlocked", current.id);
-            if (patch.locked) await cutOffUser(tx, current.id, "user_locked");
+            if (patch.locked) await cutOffUser(tx, current.id, "user_locked", dateOf(ctx.inst.clock));
           }
           const staysAdmin = isActiveAdmin({ roles: patch.roles ?? current.roles, locked: patch.locked ?? current.locked });
           if (isActiveAdmin(current) && !staysAdmin) await ensureAnotherAdmin(tx, current.id);
@@ -404,7 +414,7 @@ export const userRoutes = [
       const current = await load(ctx);
       await mutate(ctx.inst, USER_TOKENS_STALE, async (tx) => {
         if (isActiveAdmin(current)) await ensureAnotherAdmin(tx, id);
-        await cutOffUser(tx, id, "user_deleted");
+        await cutOffUser(tx, id, "user_deleted", dateOf(ctx.inst.clock));
         if (!(await deleteUser(tx, id))) throw notFound("user");
         await audit(ctx, tx, "user.deleted", id);
       });
@@ -426,7 +436,7 @@ export const userRoutes = [
       const problems = await policyProblems(ctx.db, body.password);
       if (problems.length) throw invalidFields(problems);
       await ctx.db.transaction(async (tx) => {
-        await setPassword(tx, user.id, body.password);
+        await setPassword(tx, user.id, body.password, dateOf(ctx.inst.clock));
         await audit(ctx, tx, "user.password_set", user.id);
       });
       return undefined;
@@ -443,6 +453,7 @@ export const userRoutes = [
     success: { status: 201, description: "The key; privateKey only when generated.", schema: KeyCreated },
     errors: [404],
     async handler(ctx, body) {
+      const expiresAt = future(ctx, body.expiresAt);
       const user = await load(ctx);
       if (user.type !== "machine") throw invalid("Keys belong to machine users.");
       const keyId = randomId();
@@ -462,7 +473,7 @@ export const userRoutes = [
         privateKey = { ...(await exportJWK(pair.privateKey)), kid: keyId, alg, use: "sig" };
       }
       const key = await ctx.db.transaction(async (tx) => {
-        const k = await insertMachineKey(tx, user.id, publicJwk, alg, body.expiresAt ?? null, keyId);
+        const k = await insertMachineKey(tx, user.id, publicJwk, alg, expiresAt, keyId);
         await audit(ctx, tx, "user.key_added", user.id, { keyId, alg, generated: !body.publicKey });
         return k;
       });
@@ -509,10 +520,11 @@ export const userRoutes = [
     success: { status: 201, description: "The token.", schema: PatCreated },
     errors: [404],
     async handler(ctx, body) {
+      const expiresAt = future(ctx, body.expiresAt);
       const user = await load(ctx);
       const token = generatePat();
       const pat = await ctx.db.transaction(async (tx) => {
-        const p = await insertPat(tx, user.id, token, body.expiresAt ?? null);
+        const p = await insertPat(tx, user.id, token, expiresAt);
         await audit(ctx, tx, "user.pat_created", user.id, { patId: p.id });
         return p;
       });
@@ -583,7 +595,7 @@ export const userRoutes = [
       const user = await load(ctx);
       const clientId = ctx.params.clientId!;
       await mutate(ctx.inst, USER_TOKENS_STALE, async (tx) => {
-        if (!(await revokeConsent(tx, user.id, clientId))) throw notFound("consent");
+        if (!(await revokeConsent(tx, user.id, clientId, dateOf(ctx.inst.clock)))) throw notFound("consent");
         await recordAudit(tx, ctx.actor, { action: "consent.revoked", targetType: "user", targetId: user.id, clientId, details: {} });
       });
       return undefined;

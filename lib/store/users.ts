@@ -21,7 +21,7 @@ export async function insertUser(db: Executor, data: NewUser, password?: string)
   const id = randomId();
   try {
     const [user] = await db.insert(users).values({ ...data, id }).returning();
-    if (password !== undefined) await setPassword(db, id, password);
+    if (password !== undefined) await setPassword(db, id, password, user!.createdAt);
     return user!;
   } catch (err) {
     if (isUniqueViolation(err)) throw new DuplicateUsername(data.username);
@@ -29,11 +29,11 @@ export async function insertUser(db: Executor, data: NewUser, password?: string)
   }
 }
 
-export async function updateUser(db: Executor, id: string, patch: Partial<NewUser>): Promise<User | undefined> {
+export async function updateUser(db: Executor, id: string, patch: Partial<NewUser>, now: Date): Promise<User | undefined> {
   try {
     const [user] = await db
       .update(users)
-      .set({ ...patch, updatedAt: new Date() })
+      .set({ ...patch, updatedAt: now })
       .where(eq(users.id, id))
       .returning();
     return user;
@@ -93,12 +93,12 @@ export async function listUsers(
   return { users: rows, total: total?.n ?? 0 };
 }
 
-export async function setPassword(db: Executor, userId: string, password: string): Promise<void> {
+export async function setPassword(db: Executor, userId: string, password: string, now: Date): Promise<void> {
   const hash = await hashPassword(password);
   await db
     .insert(passwordCredentials)
-    .values({ userId, hash })
-    .onConflictDoUpdate({ target: passwordCredentials.userId, set: { hash, changedAt: new Date() } });
+    .values({ userId, hash, changedAt: now })
+    .onConflictDoUpdate({ target: passwordCredentials.userId, set: { hash, changedAt: now } });
 }
 
 export async function getPasswordHash(db: Executor, userId: string): Promise<string | undefined> {
