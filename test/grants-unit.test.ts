@@ -6,6 +6,8 @@ import { Caches } from "@/lib/store/caches";
 import { createLogger } from "@/lib/log";
 import { OAuthError } from "@/lib/protocol/errors";
 import { GRANTS } from "@/lib/oauth/token-endpoint";
+import { resolveAccessToken } from "@/lib/oauth/access-token";
+import { revokeToken } from "@/lib/oauth/revoke";
 import type { TokenResponse } from "@/lib/oauth/grants/types";
 import type { Client } from "@/lib/store/clients";
 import { defaultSettings, type Settings } from "@/lib/store/settings";
@@ -242,5 +244,39 @@ describe("client_credentials against the repositories", () => {
     expect(m.writes.slice(-3)).toEqual(["grants.create", "tokens.insertOpaque.access", "audit.record"]);
     expect(m.transactions).toBe(2);
     expect((await m.store.tokens.findByValue(body.access_token))?.kind).toBe("access");
+  });
+});
+
+describe("revocation and token resolution against the repositories", () => {
+  const env = () => ({ store: m.store, issuer: ISSUER });
+
+  it("a revoked JWT access token no longer resolves; another client's revocation changes nothing", async () => {
+    const body = await grant("client_credentials", {});
+    expect((await resolveAccessToken(env(), body.access_token))?.clientId).toBe(client.id);
+    const other = makeClient({ id: "other-client" });
+    expect(await revokeToken(env(), other, body.access_token)).toEqual({ revoked: false });
+    expect(await resolveAccessToken(env(), body.access_token)).toBeDefined();
+    expect(await revokeToken(env(), client, body.access_token)).toMatchObject({ revoked: true, kind: "access_token", format: "jwt" });
+    expect(await resolveAccessToken(env(), body.access_token)).toBeUndefined();
+  });
+
+  it("an opaque access token resolves until its lifetime has passed on the store's clock", async () => {
+    client = makeClient({ accessTokenType: "opaque", accessTokenLifetime: 300 });
+    m.clients.set(client.id, client);
+    const body = await grant("client_credentials", {});
+    m.clock.advanceSeconds(299);
+    expect(await resolveAccessToken(env(), body.access_token)).toBeDefined();
+    m.clock.advanceSeconds(2);
+    expect(await resolveAccessToken(env(), body.access_token)).toBeUndefined();
+    // Expired: nothing left to revoke.
+    expect(await revokeToken(env(), client, body.access_token)).toEqual({ revoked: false });
+  });
+
+  it("revoking a refresh token ends its family and the access tokens issued with it", async () => {
+    const code = await issueCode();
+    const body = await grant("authorization_code", { code, redirect_uri: REDIRECT });
+    expect(await revokeToken(env(), client, body.refresh_token!, "refresh_token")).toMatchObject({ revoked: true, kind: "refresh_token" });
+    expect(await refused(grant("refresh_token", { refresh_token: body.refresh_token! }))).toBe("invalid_grant");
+    expect(await resolveAccessToken(env(), body.access_token)).toBeUndefined();
   });
 });
