@@ -73,6 +73,24 @@ export default tseslint.config(
     },
   },
   {
+    // The core reads the time only from the engine's clock (lib/clock.ts), so that tests drive it.
+    files: ["lib/**/*.ts"],
+    ignores: ["lib/clock.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: "Read the time from the engine's clock (engine.clock / store.clock, lib/clock.ts), not Date.now().",
+        },
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: "Read the time from the engine's clock (dateOf(engine.clock), lib/clock.ts), not new Date().",
+        },
+      ],
+    },
+  },
+  {
     // Only storage builds queries: lib/store (one module per aggregate) and lib/db (the client).
     files: ["lib/**/*.ts"],
     ignores: ["lib/store/**", "lib/db/**"],

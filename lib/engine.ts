@@ -14,6 +14,7 @@ import { drizzleStore } from "@/lib/store/drizzle-store";
 import { activeSigningKeys } from "@/lib/store/signing-keys";
 import type { Store } from "@/lib/store/repositories";
 import { Mailer } from "@/lib/mail/mailer";
+import { dateOf, systemClock, type Clock } from "@/lib/clock";
 
 /**
  * One Torii: everything a request may touch, created once per process by `createTorii` and
@@ -31,6 +32,8 @@ export type Engine = {
   /** The repositories the protocol core works with (lib/store/repositories.ts). */
   readonly store: Store;
   readonly masterKey: Buffer;
+  /** The one source of the time for the core (lib/clock.ts): tests hand in a fake one. */
+  readonly clock: Clock;
   readonly log: Logger;
   readonly caches: Caches;
   /** The token endpoint's per-instance rate-limit windows and audit sampling (lib/http/token-throttle.ts). */
@@ -47,6 +50,8 @@ export type Engine = {
 export type EngineOptions = {
   /** Periodic key rotation and cleanup (default on; tests that drive time themselves turn it off). */
   timers?: boolean;
+  /** The clock the core reads the time from (default: the system's). */
+  clock?: Clock;
 };
 
 /**
@@ -63,9 +68,10 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
     if (applied) log.info({ applied }, "database migrated");
     const boot = await bootstrap(database.db, { issuer: config.issuer, masterKey, adminPat: config.adminPat, dataDir: config.dataDir });
     const id = randomUUID();
-    const caches = new Caches();
+    const clock = opts.clock ?? systemClock;
+    const caches = new Caches(clock);
     const stopListening = await listenForInvalidations(database, id, caches, log);
-    const keyScope = { db: database.db, masterKey, caches };
+    const keyScope = { db: database.db, masterKey, caches, clock };
     const engine: Engine = {
       id,
       config,
@@ -75,6 +81,7 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
       store: drizzleStore({
         db: database.db,
         caches,
+        clock,
         id,
         database,
         keys: {
@@ -84,12 +91,13 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
         },
       }),
       masterKey,
+      clock,
       log,
       caches,
-      tokenThrottle: new TokenThrottle("token"),
-      jwksThrottle: new TokenThrottle("jwks"),
+      tokenThrottle: new TokenThrottle(clock, "token"),
+      jwksThrottle: new TokenThrottle(clock, "jwks"),
       bootstrap: boot,
-      mail: new Mailer({ db: database.db, caches, config, masterKey, log, issuer: config.issuer }),
+      mail: new Mailer({ db: database.db, caches, clock, config, masterKey, log, issuer: config.issuer }),
       close: async () => {
         stopTimers();
         await engine.mail.close();
@@ -105,7 +113,7 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
   }
 }
 
-async function rotationDue(db: Db, intervalSeconds: number, now = Date.now()): Promise<boolean> {
+async function rotationDue(db: Db, intervalSeconds: number, now: number): Promise<boolean> {
   const [newest] = await activeSigningKeys(db);
   return !newest || now - newest.createdAt.getTime() >= intervalSeconds * 1000;
 }
@@ -115,10 +123,10 @@ function startMaintenance(engine: Engine): () => void {
   const interval = engine.config.keyRotationIntervalSeconds;
   const tick = async () => {
     try {
-      await purgeExpiredRows(engine.db);
-      const removed = await removeExpiredKeys(engine);
+      await purgeExpiredRows(engine.db, dateOf(engine.clock));
+      const removed = await removeExpiredKeys(engine, dateOf(engine.clock));
       if (removed.length) engine.log.info({ removed }, "expired signing keys removed");
-      if (await rotationDue(engine.db, interval)) {
+      if (await rotationDue(engine.db, interval, engine.clock.now())) {
         const r = await rotateSigningKey(engine, { force: false, intervalSeconds: interval, publishDelaySeconds: engine.config.jwksMaxAgeSeconds });
         if (r.rotated) engine.log.info({ kid: r.kid, removed: r.removed }, "signing key rotated");
       }

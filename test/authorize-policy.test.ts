@@ -54,7 +54,7 @@ async function aliceIdToken(): Promise<string> {
 
 async function sessionsOf(b: Browser) {
   const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua") ?? "");
-  return ua ? liveSessions(t.inst.db, ua.id) : [];
+  return ua ? liveSessions(t.inst.db, ua.id, new Date()) : [];
 }
 
 const location = (r: Response) => r.headers.get("location") ?? "";

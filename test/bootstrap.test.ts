@@ -63,7 +63,7 @@ describe("bootstrap", () => {
     // The PAT is stored only as a hash, and it identifies the admin.
     const pats = await d.db.select().from(personalAccessTokens);
     expect(pats.map((p) => p.tokenHash)).not.toContain(r.adminPat);
-    expect((await userForPat(d.db, r.adminPat))?.user.id).toBe(admin!.id);
+    expect((await userForPat(d.db, r.adminPat, new Date()))?.user.id).toBe(admin!.id);
 
     const keys = await d.db.select().from(signingKeys);
     expect(keys).toHaveLength(1);
@@ -81,7 +81,7 @@ describe("bootstrap", () => {
     const r = await start(d, dataDir, pat);
     expect(r.created && r.adminPatGenerated).toBe(false);
     expect(fs.existsSync(path.join(dataDir, "admin.pat"))).toBe(false);
-    expect((await userForPat(d.db, pat))?.user.username).toBe("admin");
+    expect((await userForPat(d.db, pat, new Date()))?.user.username).toBe("admin");
     await d.close();
   });
 
@@ -107,7 +107,7 @@ describe("bootstrap", () => {
     expect(await d.db.select().from(personalAccessTokens)).toEqual(before.pats);
     expect(await d.db.select().from(signingKeys)).toEqual(before.keys);
     expect(["admin-password", "admin.pat", "master.key"].map((f) => fs.readFileSync(path.join(dataDir, f), "utf8"))).toEqual(files);
-    expect((await userForPat(d.db, first.adminPat))?.user.username).toBe("admin");
+    expect((await userForPat(d.db, first.adminPat, new Date()))?.user.username).toBe("admin");
     await d.close();
   });
 
@@ -123,7 +123,7 @@ describe("bootstrap", () => {
     if (!r.created) throw new Error("expected the first start to be repeated");
     const [cred] = await d.db.select().from(passwordCredentials);
     expect(await verifyPassword(cred!.hash, fs.readFileSync(path.join(dataDir, "admin-password"), "utf8").trim())).toBe(true);
-    expect((await userForPat(d.db, fs.readFileSync(path.join(dataDir, "admin.pat"), "utf8").trim()))?.user.username).toBe("admin");
+    expect((await userForPat(d.db, fs.readFileSync(path.join(dataDir, "admin.pat"), "utf8").trim(), new Date()))?.user.username).toBe("admin");
     await d.close();
   });
 

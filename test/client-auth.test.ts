@@ -43,7 +43,7 @@ describe("client_secret_basic", () => {
   it("decodes the RFC 6749 2.3.1 encoding (form-urlencoded id and secret, then Base64)", async () => {
     const { client } = await makeClient(t);
     const secret = "s3cr:et+with/special%chars é";
-    await setClientSecret(t.inst.db, client.id, secret);
+    await setClientSecret(t.inst.db, client.id, secret, new Date());
     const ok = await token(t, { grant_type: "client_credentials" }, { auth: basic(client.id, secret) });
     expect(ok.status).toBe(200);
     // The raw (not form-encoded) pair is a different secret after decoding: '+' would become a space.

@@ -26,7 +26,7 @@ describe("consents", () => {
     const user = await makeUser(t);
     const other = await makeUser(t);
     const issue = async (u: typeof user) => {
-      await grantConsent(t.inst.db, u.id, client.id, ["openid", "profile", "offline_access"]);
+      await grantConsent(t.inst.db, u.id, client.id, ["openid", "profile", "offline_access"], new Date());
       const { code } = await makeCode(t, { client, user: u, scopes: ["openid", "offline_access"], challenge: CHALLENGE });
       const r = await token(t, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb", code_verifier: VERIFIER }, { auth: basic(client.id, secret!) });
       expect(r.status).toBe(200);

@@ -74,7 +74,7 @@ async function uaId(b: Browser): Promise<string> {
 }
 
 async function live(b: Browser): Promise<string[]> {
-  return (await liveSessions(t.inst.db, await uaId(b))).map((s) => s.user.username).sort();
+  return (await liveSessions(t.inst.db, await uaId(b), new Date())).map((s) => s.user.username).sort();
 }
 
 /** Posts the confirmation form as the confirmation page renders it. */

@@ -1,3 +1,4 @@
+import { systemClock } from "@/lib/clock";
 import { createHash } from "node:crypto";
 import { createLocalJWKSet, decodeJwt, jwtVerify } from "jose";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -5,6 +6,8 @@ import { Caches } from "@/lib/store/caches";
 import { createLogger } from "@/lib/log";
 import { OAuthError } from "@/lib/protocol/errors";
 import { GRANTS } from "@/lib/oauth/token-endpoint";
+import { resolveAccessToken } from "@/lib/oauth/access-token";
+import { revokeToken } from "@/lib/oauth/revoke";
 import type { TokenResponse } from "@/lib/oauth/grants/types";
 import type { Client } from "@/lib/store/clients";
 import { defaultSettings, type Settings } from "@/lib/store/settings";
@@ -89,7 +92,7 @@ function grant(type: string, form: Record<string, string>, c: Client = client): 
     store: m.store,
     masterKey: Buffer.alloc(32, 7),
     issuer: ISSUER,
-    caches: new Caches(),
+    caches: new Caches(systemClock),
     log: createLogger("silent"),
     settings,
     client: c,
@@ -107,7 +110,7 @@ async function refused(p: Promise<unknown>): Promise<string> {
 }
 
 async function issueCode(scopes = ["openid", "offline_access"], codeChallenge: string | null = null): Promise<string> {
-  const { id } = await m.store.grants.create({ clientId: client.id, userId: user.id, sessionId: null, grantType: "authorization_code", scopes, expiresAt: new Date(Date.now() + 3_600_000) });
+  const { id } = await m.store.grants.create({ clientId: client.id, userId: user.id, sessionId: null, grantType: "authorization_code", scopes, expiresAt: new Date(m.clock.now() + 3_600_000) });
   return m.store.codes.create({
     grantId: id,
     clientId: client.id,
@@ -118,7 +121,7 @@ async function issueCode(scopes = ["openid", "offline_access"], codeChallenge: s
     nonce: "n-1",
     codeChallenge,
     codeChallengeMethod: codeChallenge ? "S256" : null,
-    authTime: new Date(),
+    authTime: new Date(m.clock.now()),
     amr: ["pwd"],
     lifetimeSeconds: 60,
   });
@@ -175,6 +178,21 @@ describe("authorization_code against the repositories", () => {
   });
 });
 
+describe("time comes from the engine's clock", () => {
+  it("a code is redeemable until its lifetime has passed on the store's clock, and tokens carry that clock's time", async () => {
+    const code = await issueCode();
+    m.clock.advanceSeconds(59);
+    const body = await grant("authorization_code", { code, redirect_uri: REDIRECT });
+    // iat is the fake clock's second, not the machine's.
+    expect(decodeJwt(body.access_token).iat).toBe(Math.floor(m.clock.now() / 1000));
+
+    const late = await issueCode();
+    m.clock.advanceSeconds(60);
+    expect(await refused(grant("authorization_code", { code: late, redirect_uri: REDIRECT }))).toBe("invalid_grant");
+    expect([...m.state.codes.values()].filter((c) => c.usedAt === null)).toHaveLength(1);
+  });
+});
+
 describe("refresh_token against the repositories", () => {
   async function firstRefresh(): Promise<string> {
     const code = await issueCode();
@@ -227,5 +245,39 @@ describe("client_credentials against the repositories", () => {
     expect(m.writes.slice(-3)).toEqual(["grants.create", "tokens.insertOpaque.access", "audit.record"]);
     expect(m.transactions).toBe(2);
     expect((await m.store.tokens.findByValue(body.access_token))?.kind).toBe("access");
+  });
+});
+
+describe("revocation and token resolution against the repositories", () => {
+  const env = () => ({ store: m.store, issuer: ISSUER });
+
+  it("a revoked JWT access token no longer resolves; another client's revocation changes nothing", async () => {
+    const body = await grant("client_credentials", {});
+    expect((await resolveAccessToken(env(), body.access_token))?.clientId).toBe(client.id);
+    const other = makeClient({ id: "other-client" });
+    expect(await revokeToken(env(), other, body.access_token)).toEqual({ revoked: false });
+    expect(await resolveAccessToken(env(), body.access_token)).toBeDefined();
+    expect(await revokeToken(env(), client, body.access_token)).toMatchObject({ revoked: true, kind: "access_token", format: "jwt" });
+    expect(await resolveAccessToken(env(), body.access_token)).toBeUndefined();
+  });
+
+  it("an opaque access token resolves until its lifetime has passed on the store's clock", async () => {
+    client = makeClient({ accessTokenType: "opaque", accessTokenLifetime: 300 });
+    m.clients.set(client.id, client);
+    const body = await grant("client_credentials", {});
+    m.clock.advanceSeconds(299);
+    expect(await resolveAccessToken(env(), body.access_token)).toBeDefined();
+    m.clock.advanceSeconds(2);
+    expect(await resolveAccessToken(env(), body.access_token)).toBeUndefined();
+    // Expired: nothing left to revoke.
+    expect(await revokeToken(env(), client, body.access_token)).toEqual({ revoked: false });
+  });
+
+  it("revoking a refresh token ends its family and the access tokens issued with it", async () => {
+    const code = await issueCode();
+    const body = await grant("authorization_code", { code, redirect_uri: REDIRECT });
+    expect(await revokeToken(env(), client, body.refresh_token!, "refresh_token")).toMatchObject({ revoked: true, kind: "refresh_token" });
+    expect(await refused(grant("refresh_token", { refresh_token: body.refresh_token! }))).toBe("invalid_grant");
+    expect(await resolveAccessToken(env(), body.access_token)).toBeUndefined();
   });
 });

@@ -31,7 +31,7 @@ async function passwordAttempt(b: Browser, loginName: string, password: string) 
 
 async function formErrorOf(b: Browser, id: string) {
   const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
-  const pending = await findPendingAuthRequest(t.inst.db, id, ua!.id);
+  const pending = await findPendingAuthRequest(t.inst.db, id, ua!.id, new Date());
   return { error: pending!.formError, values: pending!.formValues };
 }
 
@@ -70,7 +70,7 @@ describe("password step", () => {
     const throttled = await formErrorOf(attacker, id);
     expect(throttled.error).toBe("throttled");
     expect(Number(throttled.values!.retrySeconds)).toBeGreaterThan(0);
-    expect(await liveSessions(t.inst.db, (await findUserAgent(t.inst.db, attacker.cookies.get("torii_ua")!))!.id)).toHaveLength(0);
+    expect(await liveSessions(t.inst.db, (await findUserAgent(t.inst.db, attacker.cookies.get("torii_ua")!))!.id, new Date())).toHaveLength(0);
     // The owner from another address (no device cookie yet) is not locked out.
     const owner = new Browser(t);
     owner.headers["x-torii-client-address"] = "10.77.0.1";
@@ -292,8 +292,8 @@ describe("registration", () => {
     expect(events).toHaveLength(1);
     // Not signed in yet: the password step follows, with the new username.
     const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
-    expect(await liveSessions(t.inst.db, ua!.id)).toHaveLength(0);
-    expect((await findPendingAuthRequest(t.inst.db, id, ua!.id))!.loginName).toBe("frank");
+    expect(await liveSessions(t.inst.db, ua!.id, new Date())).toHaveLength(0);
+    expect((await findPendingAuthRequest(t.inst.db, id, ua!.id, new Date()))!.loginName).toBe("frank");
     const signedIn = await b.post("password", id, { password: f.password });
     expect(signedIn.headers.get("location")).toMatch(/^\/oauth\/v2\/authorize\/callback/);
     expect(redirectParams(await b.callback(signedIn.headers.get("location")!)).get("code")).toBeTruthy();
@@ -330,7 +330,7 @@ describe("registration", () => {
       const third = await register(b, fields("paul-3"));
       expect(third.res.headers.get("location")).toMatch(/^\/ui\/login\/register\?/);
       const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
-      expect((await findPendingAuthRequest(t.inst.db, third.id, ua!.id))!.formError).toBe("registerThrottled");
+      expect((await findPendingAuthRequest(t.inst.db, third.id, ua!.id, new Date()))!.formError).toBe("registerThrottled");
       expect(await t.inst.db.select().from(users).where(eq(users.username, "paul-3"))).toHaveLength(0);
       const elsewhere = new Browser(t);
       elsewhere.headers["x-torii-client-address"] = "10.33.0.4";
@@ -347,7 +347,7 @@ describe("sessions", () => {
     const done = await b.signIn(await b.authorize(base()), "dave", "correct horse battery");
     expect(redirectParams(done).get("code")).toBeTruthy();
     const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
-    const ended = await endSessions(t.inst.db, ua!.id);
+    const ended = await endSessions(t.inst.db, ua!.id, undefined, new Date());
     expect(ended).toHaveLength(1);
     expect(redirectParams(await b.authorize({ ...base(), prompt: "none" })).get("error")).toBe("login_required");
   });

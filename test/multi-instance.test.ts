@@ -1,3 +1,4 @@
+import { systemClock } from "@/lib/clock";
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -61,7 +62,7 @@ describe.skipIf(TEST_DB !== "pg")("several instances on one PostgreSQL", () => {
     expect(await keys(b)).toEqual(first);
 
     // A rotation by any instance is seen by all within the key cache's few seconds.
-    const scope = { db: db.db, database: db, caches: new Caches(), id: "test", masterKey: Buffer.from(masterKey, "hex") };
+    const scope = { db: db.db, database: db, caches: new Caches(systemClock), clock: systemClock, id: "test", masterKey: Buffer.from(masterKey, "hex") };
     const r = await rotateSigningKey(scope, { force: true, intervalSeconds: 86_400 });
     const deadline = Date.now() + 10_000;
     let seenA: string[] = [];

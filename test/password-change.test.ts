@@ -55,7 +55,7 @@ async function subOfCode(res: Response): Promise<string> {
 /** The reason the change page shows for the last refused form. */
 async function formErrorOf(b: Browser, flow: string) {
   const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
-  const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id);
+  const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id, new Date());
   return [pending!.formError, pending!.formValues];
 }
 

@@ -96,7 +96,7 @@ describe("second factors at sign-in", () => {
     const ok = await b.post("factor-enrol", flow, { factorId: enrolment.factorId, code: enrolCode, name: "Phone" });
     expect(at(ok)).toBe(`/ui/login/factor/recovery-codes?authRequest=${encodeURIComponent(flow)}`);
     const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
-    const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id);
+    const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id, new Date());
     recovery = recoveryCodesToShow(t.inst.masterKey, flow, pending!.formValues)!;
     expect(recovery).toHaveLength(10);
     expect(new Set(recovery).size).toBe(10);
@@ -160,7 +160,7 @@ describe("second factors at sign-in", () => {
       const refused = await b.post("factor", flow, { code: appCode(totpSecret, -1) });
       expect(at(refused)).toContain("/ui/login/factor?");
       const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
-      expect((await findPendingAuthRequest(t.inst.db, flow, ua!.id))!.formError).toBe("accountLocked");
+      expect((await findPendingAuthRequest(t.inst.db, flow, ua!.id, new Date()))!.formError).toBe("accountLocked");
       const audit = await (await t.api(`/management/v1/audit?action=user.lockout&targetId=${userId}`)).json();
       expect(JSON.stringify(audit)).toContain("user.lockout");
       const lock = await (await t.api(`/management/v1/users/${userId}/lockout`)).json();
@@ -246,7 +246,7 @@ describe("passkeys: bad answers change nothing", () => {
     const unknown = { id: "AAAA", rawId: "AAAA", type: "public-key", response: { clientDataJSON: "", authenticatorData: "", signature: "" }, clientExtensionResults: {} };
     expect(at(await post(JSON.stringify(unknown)))).toBe(loginPage);
     const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
-    const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id);
+    const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id, new Date());
     expect(pending).toMatchObject({ formError: "passkeyFailed", sessionId: null, webauthnChallenge: null });
   });
 });

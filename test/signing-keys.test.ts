@@ -53,10 +53,10 @@ describe("signing keys", () => {
   });
 
   it("does not rotate before the interval has passed", async () => {
-    const before = await listSigningKeys(t.inst.db);
+    const before = await listSigningKeys(t.inst.db, new Date());
     const r = await rotateSigningKey(t.inst, { force: false, intervalSeconds: 86_400 });
     expect(r.rotated).toBe(false);
-    expect(await listSigningKeys(t.inst.db)).toEqual(before);
+    expect(await listSigningKeys(t.inst.db, new Date())).toEqual(before);
   });
 
   it("rotates on schedule: the new key signs, the old one stays published until its tokens expire, then leaves", async () => {
@@ -73,7 +73,7 @@ describe("signing keys", () => {
     await jwtVerify(oldToken, set, { issuer: t.issuer });
     await jwtVerify(newToken, set, { issuer: t.issuer });
 
-    const keys = await listSigningKeys(t.inst.db);
+    const keys = await listSigningKeys(t.inst.db, new Date());
     const old = keys.find((k) => k.kid === oldKid)!;
     expect(old.status).toBe("retired");
     // Retired keys stay at least as long as the longest token lifetime (1 h by default).
@@ -102,13 +102,13 @@ describe("signing keys", () => {
   });
 
   it("rotates once when several instances find it due at the same moment", async () => {
-    const before = new Set((await listSigningKeys(t.inst.db)).map((k) => k.kid));
+    const before = new Set((await listSigningKeys(t.inst.db, new Date())).map((k) => k.kid));
     const later = new Date(Date.now() + 3 * 86_400_000);
     const results = await Promise.all(
       [1, 2, 3].map(() => rotateSigningKey(t.inst, { force: false, intervalSeconds: 86_400, now: later })),
     );
     expect(results.filter((r) => r.rotated)).toHaveLength(1);
-    const keys = await listSigningKeys(t.inst.db);
+    const keys = await listSigningKeys(t.inst.db, new Date());
     expect(keys.filter((k) => k.status === "active")).toHaveLength(1);
     expect(keys.filter((k) => !before.has(k.kid))).toHaveLength(1);
   });
@@ -140,7 +140,7 @@ describe("publishing a new key before it signs", () => {
     expect((await jwks()).keys.map((k) => k.kid)).toContain(r.kid);
     // ...while tokens are still signed by the key it already knows.
     expect((await activeSigningKey(t.inst)).kid).toBe(before);
-    const listed = await listSigningKeys(t.inst.db);
+    const listed = await listSigningKeys(t.inst.db, new Date());
     expect(listed.find((k) => k.kid === before)!.status).toBe("active");
     expect(listed.find((k) => k.kid === r.kid)!.status).toBe("next");
     // Once the max-age has passed, the new key signs.

@@ -1,3 +1,4 @@
+import { systemClock } from "@/lib/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TokenThrottle } from "@/lib/http/token-throttle";
 import { SlidingWindow } from "@/lib/http/sliding-window";
@@ -79,8 +80,8 @@ describe("the counters", () => {
   });
 
   it("two instances share one limit through the database, within a batch per instance", async () => {
-    const a = new TokenThrottle();
-    const b = new TokenThrottle();
+    const a = new TokenThrottle(systemClock);
+    const b = new TokenThrottle(systemClock);
     const key = `addr:shared-${Date.now()}`;
     const settle = () => new Promise((r) => setTimeout(r, 50));
     let allowedA = 0;

@@ -101,7 +101,7 @@ export async function makeCode(
     authTime: new Date(Date.now() - 5000),
     amr: ["pwd"],
     lifetimeSeconds: o.lifetimeSeconds ?? 60,
-  });
+  }, new Date());
   return { code, grantId };
 }
 

@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, startTestInstance, TEST_DB, type TestInstance } from "./harness";
 import { basic, makeClient, token } from "./token-support";
+import { Browser } from "./authorize-support";
 
 /**
  * Two engines on one PostgreSQL, as two instances behind a load balancer: a change made through
@@ -114,6 +115,41 @@ describe.skipIf(TEST_DB !== "pg")("two engines on one PostgreSQL", () => {
       expect(revoked.status).toBe(200);
       await within1s(async () => !(await introspectOnB()).active);
     }
+  });
+
+  it("a login text overridden on A shows on B's pages within one second, and its reset too", async () => {
+    // The authorization error page of an unknown client, rendered by B's engine (a Next route in
+    // production, so called as Next would) with B's cached overrides.
+    const errorPageOnB = async () => (await new Browser(b).authorize({ client_id: "nobody", redirect_uri: "https://rp.test/cb", ui_locales: "it" })).text();
+    const standard = await errorPageOnB(); // B caches the Italian overrides (none) now
+    const put = (text: string | null) => a.api("/management/v1/texts/it", { method: "PUT", json: { texts: { "errors.unknownClient": text } } });
+    expect((await put("Applicazione sconosciuta presso ACME.")).status).toBe(200);
+    await within1s(async () => (await errorPageOnB()).includes("Applicazione sconosciuta presso ACME."));
+    expect((await put(null)).status).toBe(200);
+    await within1s(async () => (await errorPageOnB()) === standard);
+  });
+
+  it("an API created and changed on A is offered by B within one second (discovery scopes, resource indicators)", async () => {
+    const scopesOnB = async () => (await (await fetch(b.baseUrl + "/.well-known/openid-configuration")).json()).scopes_supported as string[];
+    expect(await scopesOnB()).not.toContain("orders:read"); // B caches discovery and the APIs now
+    const created = await a.api("/management/v1/apis", {
+      method: "POST",
+      json: { identifier: "https://orders.test", name: "Orders", scopes: [{ name: "orders:read", description: "Read orders" }] },
+    });
+    expect(created.status).toBe(201);
+    const api = await created.json();
+    await within1s(async () => (await scopesOnB()).includes("orders:read"));
+
+    // B issues tokens for the new API (RFC 8707 resource) to a client allowed it.
+    const { client, secret } = await makeClient(a, { apiScopes: { "https://orders.test": ["orders:read"] } });
+    const forOrders = (scope: string) => token(b, { grant_type: "client_credentials", resource: "https://orders.test", scope }, { auth: basic(client.id, secret!) });
+    expect((await forOrders("orders:read")).status).toBe(200);
+    const changed = await a.api(`/management/v1/apis/${api.apiId}`, {
+      method: "PATCH",
+      json: { scopes: [{ name: "orders:read", description: "Read orders" }, { name: "orders:write", description: "Change orders" }] },
+    });
+    expect(changed.status).toBe(200);
+    await within1s(async () => (await scopesOnB()).includes("orders:write"));
   });
 
   it("settings changed on A apply on B within one second", async () => {

@@ -4,7 +4,7 @@ import { getTranslations } from "next-intl/server";
 import { revalidatePath } from "next/cache";
 import { redirect } from "next/navigation";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { apiBody, asFormBody, byApiChecks, clientBody, fieldErrors, formText, formValues, nestedNumbers, userBody, type Parsed } from "@torii/core/console/forms";
+import { apiBody, byApiChecks, clientBody, fieldErrors, formText, formValues, nestedNumbers, userBody, type FormBody, type Parsed, type SettingsGroup } from "@torii/core/console/forms";
 import { actionAdmin, call, ConsoleForbidden, type Admin, type ApiResult } from "@/app/_server/console-next";
 import type { ActionState } from "@torii/core/console/state";
 
@@ -44,7 +44,7 @@ function failure(r: Extract<ApiResult, { ok: false }>, inputs: readonly string[]
   };
 }
 
-function parseFailure(p: Parsed, inputs: readonly string[], t: Awaited<ReturnType<typeof getTranslations>>) {
+function parseFailure(p: Parsed<unknown>, inputs: readonly string[], t: Awaited<ReturnType<typeof getTranslations>>) {
   return { ok: false, message: t("common.fixFields"), fields: fieldErrors(p.fields, inputs, t) };
 }
 
@@ -234,11 +234,12 @@ export async function setUserPassword(prev: ActionState, form: FormData): Promis
 
 export async function setUserAccess(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const body: Record<string, unknown> = {};
-    if (f.has("locked")) body.locked = f.get("locked") === "true";
-    if (f.has("rolesForm")) body.roles = f.getAll("roles").map(String);
-    if (f.has("passwordChangeRequired")) body.passwordChangeRequired = f.get("passwordChangeRequired") === "true";
-    const r = await call(admin.user, "updateUser", { params: { userId: id(f, "userId") }, body: asFormBody(body) });
+    const body: FormBody<"updateUser"> = {
+      ...(f.has("locked") ? { locked: f.get("locked") === "true" } : {}),
+      ...(f.has("rolesForm") ? { roles: f.getAll("roles").map(String) } : {}),
+      ...(f.has("passwordChangeRequired") ? { passwordChangeRequired: f.get("passwordChangeRequired") === "true" } : {}),
+    };
+    const r = await call(admin.user, "updateUser", { params: { userId: id(f, "userId") }, body });
     if (!r.ok) return failure(r, ["roles", "locked", "passwordChangeRequired"], t);
     return { ok: true, message: t("common.saved") };
   })(prev, form);
@@ -281,15 +282,16 @@ export async function deleteUser(prev: ActionState, form: FormData): Promise<Act
 export async function addMachineKey(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
     const text = formText(f, "publicKey").trim();
-    let body: Record<string, unknown> = {};
+    let body = {} as FormBody<"addMachineKey">;
     if (text) {
       try {
-        body = { publicKey: JSON.parse(text) };
+        // The key as the administrator pasted it; the API's schema checks it.
+        body = { publicKey: JSON.parse(text) as FormBody<"addMachineKey">["publicKey"] };
       } catch {
         return { ok: false, message: t("common.fixFields"), fields: { publicKey: t("users.keyNotJson") } };
       }
     }
-    const r = await call(admin.user, "addMachineKey", { params: { userId: id(f, "userId") }, body: asFormBody(body) });
+    const r = await call(admin.user, "addMachineKey", { params: { userId: id(f, "userId") }, body });
     if (!r.ok) return failure(r, ["publicKey"], t);
     return {
       ok: true,
@@ -342,7 +344,7 @@ export async function withdrawConsent(prev: ActionState, form: FormData): Promis
 export async function setFeature(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
     const name = formText(f, "feature");
-    const r = await call(admin.user, "setFeatures", { body: asFormBody({ [name]: f.getAll("enabled").at(-1) === "true" }) });
+    const r = await call(admin.user, "setFeatures", { body: { [name]: f.getAll("enabled").at(-1) === "true" } as FormBody<"setFeatures"> });
     if (!r.ok) return failure(r, [], t);
     return { ok: true, message: t("common.saved") };
   })(prev, form);
@@ -356,19 +358,23 @@ export async function rotateKey(prev: ActionState, form: FormData): Promise<Acti
   })(prev, form);
 }
 
-const SETTINGS_GROUPS = ["lifetimes", "lockoutPolicy", "rateLimits", "passwordPolicy", "retention", "registration", "passwordReset"] as const;
+const SETTINGS_GROUPS: readonly SettingsGroup[] = ["lifetimes", "lockoutPolicy", "rateLimits", "passwordPolicy", "retention", "registration", "passwordReset"];
 
 export async function saveSettings(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
     const parsed = nestedNumbers(f, SETTINGS_GROUPS);
-    const body: Record<string, unknown> = { primaryDomain: formText(f, "primaryDomain"), defaultLocale: formText(f, "defaultLocale"), ...parsed.body };
-    if (f.has("emailVerification")) body.emailVerification = formText(f, "emailVerification");
-    if (f.has("mfa")) body.mfa = formText(f, "mfa");
     const reuse = f.get("refreshTokenReuseIntervalSeconds");
-    // A number when it is one; anything else goes to the API as typed, which names the field in its error.
-    if (typeof reuse === "string") body.refreshTokenReuseIntervalSeconds = /^\s*-?\d+\s*$/.test(reuse) ? Number(reuse) : reuse;
+    const body: FormBody<"updateSettings"> = {
+      primaryDomain: formText(f, "primaryDomain"),
+      defaultLocale: formText(f, "defaultLocale"),
+      ...parsed.body,
+      ...(f.has("emailVerification") ? { emailVerification: formText(f, "emailVerification") } : {}),
+      ...(f.has("mfa") ? { mfa: formText(f, "mfa") } : {}),
+      // A number when it is one; anything else goes to the API as typed, which names the field in its error.
+      ...(typeof reuse === "string" ? { refreshTokenReuseIntervalSeconds: /^\s*-?\d+\s*$/.test(reuse) ? Number(reuse) : reuse } : {}),
+    };
     const inputs = [...f.keys()].filter((k) => k !== "csrf" && !k.startsWith("$"));
-    const r = await call(admin.user, "updateSettings", { body: asFormBody(body) });
+    const r = await call(admin.user, "updateSettings", { body });
     if (!r.ok) return failure(r, inputs, t);
     return { ok: true, message: t("common.saved") };
   })(prev, form);
@@ -378,7 +384,7 @@ const BRANDING_INPUTS = ["productName", "logo", "primaryColor", "backgroundColor
 
 export async function saveBranding(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const body: Record<string, unknown> = {
+    const body: FormBody<"updateBranding"> = {
       productName: formText(f, "productName"),
       primaryColor: formText(f, "primaryColor"),
       backgroundColor: formText(f, "backgroundColor"),
@@ -390,7 +396,7 @@ export async function saveBranding(prev: ActionState, form: FormData): Promise<A
       // The API takes the logo as a data URL and checks its type and bytes itself.
       body.logo = `data:${file.type || "application/octet-stream"};base64,${Buffer.from(await file.arrayBuffer()).toString("base64")}`;
     }
-    const r = await call(admin.user, "updateBranding", { body: asFormBody(body) });
+    const r = await call(admin.user, "updateBranding", { body });
     if (!r.ok) return failure(r, BRANDING_INPUTS, t);
     return { ok: true, message: t("common.saved") };
   })(prev, form);
@@ -429,7 +435,7 @@ export async function saveSmtp(prev: ActionState, form: FormData): Promise<Actio
   return guarded(async (admin, f, t) => {
     const port = formText(f, "port").trim();
     const password = formText(f, "password");
-    const body: Record<string, unknown> = {
+    const body: FormBody<"setSmtpSettings"> = {
       host: formText(f, "host"),
       port: /^\d+$/.test(port) ? Number(port) : port,
       security: formText(f, "security"),
@@ -439,7 +445,7 @@ export async function saveSmtp(prev: ActionState, form: FormData): Promise<Actio
       // An empty password field keeps the stored one; "clear" removes it.
       ...(f.get("clearPassword") === "on" ? { password: null } : password ? { password } : {}),
     };
-    const r = await call(admin.user, "setSmtpSettings", { body: asFormBody(body) });
+    const r = await call(admin.user, "setSmtpSettings", { body });
     if (!r.ok) return failure(r, SMTP_INPUTS, t);
     return { ok: true, message: t("common.saved"), values: {} };
   })(prev, form);
@@ -455,7 +461,7 @@ export async function removeSmtp(prev: ActionState, form: FormData): Promise<Act
 
 export async function sendTestMail(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {
-    const r = await call(admin.user, "sendTestMail", { body: asFormBody({ to: formText(f, "to").trim() }) });
+    const r = await call(admin.user, "sendTestMail", { body: { to: formText(f, "to").trim() } });
     if (!r.ok) return failure(r, ["to"], t);
     if (r.data.state === "sent") return { ok: true, message: t("mail.testSent", { to: r.data.to }) };
     return { ok: false, message: t("mail.testFailed", { error: r.data.lastError ?? r.data.state }) };

@@ -1,3 +1,4 @@
+import { dateOf } from "@torii/core/clock";
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
@@ -41,7 +42,7 @@ export async function requireAdmin(returnTo: string = CONSOLE_PATH): Promise<Adm
 
 const touchConsoleSession = cache(async (sid: string) => {
   const inst = await torii();
-  await touchSession(inst.db, sid, (await getSettings(inst)).lifetimes);
+  await touchSession(inst.db, sid, (await getSettings(inst)).lifetimes, dateOf(inst.clock));
 });
 
 export class ConsoleForbidden extends Error {}
@@ -72,8 +73,8 @@ type Operation<O extends OperationId> = ManagementOperations[O];
 type CallInput<O extends OperationId> = ([Operation<O>["params"]] extends [never]
   ? { params?: undefined }
   : { params: Record<Operation<O>["params"], string> }) & {
-  /** The operation's body, or a form's fields as typed, for the API to validate (lib/console/forms.ts). */
-  body?: Operation<O>["body"] | FormBody;
+  /** The operation's body, or a form's fields as the administrator typed them, for the API to validate (lib/console/forms.ts FormBody). */
+  body?: Operation<O>["body"] | FormBody<O>;
   query?: Operation<O>["query"];
 };
 

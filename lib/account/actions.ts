@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import type { Engine } from "@/lib/engine";
 import type { AppAccess } from "@/lib/first-party/app-session";
@@ -40,7 +41,7 @@ export async function updateProfile({ inst, access, actor, form }: Ctx): Promise
   if (!personName.safeParse(givenName).success || !personName.safeParse(familyName).success) return { ok: false, error: "nameTooLong" };
   if (locale && !(LOCALES as readonly string[]).includes(locale)) return { ok: false, error: "localeUnknown" };
   await inst.db.transaction(async (tx) => {
-    await updateUser(tx, access.user.id, { givenName: givenName || null, familyName: familyName || null, locale: locale || null });
+    await updateUser(tx, access.user.id, { givenName: givenName || null, familyName: familyName || null, locale: locale || null }, dateOf(inst.clock));
     await recordAudit(tx, actor, { action: "user.updated", targetType: "user", targetId: access.user.id, details: { fields: ["givenName", "familyName", "locale"], by: "self" } });
   });
   return { ok: true, done: "profileSaved" };
@@ -52,7 +53,7 @@ export async function changeEmail({ inst, access, actor, form }: Ctx): Promise<O
   if (!emailField.safeParse(value).success) return { ok: false, error: "emailInvalid" };
   if (value.toLowerCase() === access.user.email?.toLowerCase()) return { ok: true, done: "emailUnchanged" };
   const updated = await inst.db.transaction(async (tx) => {
-    const user = await updateUser(tx, access.user.id, { email: value, emailVerified: false });
+    const user = await updateUser(tx, access.user.id, { email: value, emailVerified: false }, dateOf(inst.clock));
     await recordAudit(tx, actor, { action: "user.email_changed", targetType: "user", targetId: access.user.id, details: { from: access.user.email, to: value } });
     return user;
   });
@@ -72,11 +73,11 @@ export async function resendVerification({ inst, access, actor }: Ctx): Promise<
 export async function changePassword({ inst, access, actor, form }: Ctx): Promise<Outcome> {
   const settings = await getSettings(inst);
   const attempt = { accountKey: accountKeyOf(access.user.id, "", ""), address: actor.ip ?? "unknown", trusted: true };
-  const verdict = await attemptVerdict(inst.db, settings.lockoutPolicy, attempt);
+  const verdict = await attemptVerdict(inst.db, settings.lockoutPolicy, attempt, dateOf(inst.clock));
   if (!verdict.allowed) return { ok: false, error: "throttled" };
   const hash = await getPasswordHash(inst.db, access.user.id);
   if (!hash || !(await verifyPassword(hash, (form.get("current") ?? "").slice(0, 1024)))) {
-    await recordFailure(inst.db, settings.lockoutPolicy, { ...attempt, userId: access.user.id });
+    await recordFailure(inst.db, settings.lockoutPolicy, { ...attempt, userId: access.user.id }, dateOf(inst.clock));
     await recordAudit(inst.db, actor, { action: "user.password_change_failed", targetType: "user", targetId: access.user.id, details: { reason: "current_password" } });
     return { ok: false, error: "currentPasswordWrong" };
   }
@@ -86,12 +87,12 @@ export async function changePassword({ inst, access, actor, form }: Ctx): Promis
   const violations = checkPasswordPolicy(password, settings.passwordPolicy);
   if (violations.length) return { ok: false, error: "passwordPolicy", violations };
   await mutate(inst, TOKENS_STALE, async (tx) => {
-    await setPassword(tx, access.user.id, password);
-    const others = (await liveSessionsOfUser(tx, access.user.id)).filter((s) => s.id !== access.sid);
-    const horizon = others.length ? await revocationHorizon(tx) : new Date();
+    await setPassword(tx, access.user.id, password, { now: dateOf(inst.clock) });
+    const others = (await liveSessionsOfUser(tx, access.user.id, dateOf(inst.clock))).filter((s) => s.id !== access.sid);
+    const horizon = others.length ? await revocationHorizon(tx, dateOf(inst.clock)) : dateOf(inst.clock);
     for (const s of others) {
-      await endUserSession(tx, access.user.id, s.id);
-      await revokeSessionTokens(tx, s.id, "password_changed", { horizon });
+      await endUserSession(tx, access.user.id, s.id, dateOf(inst.clock));
+      await revokeSessionTokens(tx, s.id, "password_changed", { horizon, now: dateOf(inst.clock) });
     }
     await recordAudit(tx, actor, { action: "user.password_changed", targetType: "user", targetId: access.user.id, details: { sessionsEnded: others.length } });
   });
@@ -100,8 +101,8 @@ export async function changePassword({ inst, access, actor, form }: Ctx): Promis
 
 /** Whether the login session behind the page signed in recently enough to change second factors. */
 async function signedInRecently({ inst, access }: Ctx): Promise<boolean> {
-  const session = await getLiveSession(inst.db, access.userAgentId, access.sid);
-  return !!session && Date.now() - session.authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;
+  const session = await getLiveSession(inst.db, access.userAgentId, access.sid, dateOf(inst.clock));
+  return !!session && inst.clock.now() - session.authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;
 }
 
 /** Confirms the pending authenticator shown on the page with its first code; the first factor brings recovery codes. */
@@ -156,8 +157,8 @@ export async function regenerateRecoveryCodes(ctx: Ctx): Promise<Outcome> {
 export async function endSession({ inst, access, actor, form }: Ctx): Promise<Outcome> {
   const sessionId = form.get("sessionId") ?? "";
   const ended = await mutate(inst, TOKENS_STALE, async (tx) => {
-    if (!(await endUserSession(tx, access.user.id, sessionId))) return false;
-    await revokeSessionTokens(tx, sessionId, "signed_out_from_account");
+    if (!(await endUserSession(tx, access.user.id, sessionId, dateOf(inst.clock)))) return false;
+    await revokeSessionTokens(tx, sessionId, "signed_out_from_account", { now: dateOf(inst.clock) });
     await recordAudit(tx, actor, { action: "session.ended", targetType: "session", targetId: sessionId, details: { from: "account" } });
     return true;
   });
@@ -169,8 +170,8 @@ export async function revokeApp({ inst, access, actor, form }: Ctx): Promise<Out
   const clientId = z.string().min(1).max(200).safeParse(form.get("clientId"));
   if (!clientId.success) return { ok: false, error: "appGone" };
   const revoked = await mutate(inst, TOKENS_STALE, async (tx) => {
-    const consent = await revokeConsent(tx, access.user.id, clientId.data);
-    const grants = await revokeAllGrants(tx, { clientId: clientId.data, userId: access.user.id }, "revoked_by_user");
+    const consent = await revokeConsent(tx, access.user.id, clientId.data, dateOf(inst.clock));
+    const grants = await revokeAllGrants(tx, { clientId: clientId.data, userId: access.user.id }, "revoked_by_user", dateOf(inst.clock));
     if (!consent && !grants) return false;
     await recordAudit(tx, actor, { action: "consent.revoked", targetType: "user", targetId: access.user.id, clientId: clientId.data, details: { by: "self", grants } });
     return true;

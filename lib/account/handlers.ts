@@ -52,11 +52,11 @@ function codesCookie(inst: Engine, value: string, maxAge: number): string {
 }
 
 /** The codes in the cookie, if it was sealed for this user and is not older than ten minutes. */
-export function recoveryCodesFromCookie(masterKey: Buffer, userId: string, value: string | undefined): string[] | null {
+export function recoveryCodesFromCookie(masterKey: Buffer, userId: string, value: string | undefined, now: number): string[] | null {
   if (!value || value.length > 4096) return null;
   try {
     const data = JSON.parse(decrypt(masterKey, value, CODES_AAD)) as { uid: string; codes: string[]; exp: number };
-    return data.uid === userId && data.exp > Date.now() ? data.codes : null;
+    return data.uid === userId && data.exp > now ? data.codes : null;
   } catch {
     return null;
   }
@@ -83,7 +83,7 @@ export async function handleAccountForm(inst: Engine, request: Request, action: 
     // Signing this browser's own session out ends the page's access too.
     if (outcome.done === "signedOutHere") return seeOther(`${page}/signed-out`, [clearedAppCookie(inst.config.issuer, ACCOUNT_APP)]);
     const cookies = outcome.recoveryCodes
-      ? [codesCookie(inst, encrypt(inst.masterKey, JSON.stringify({ uid: access.user.id, codes: outcome.recoveryCodes, exp: Date.now() + CODES_MAX_AGE * 1000 }), CODES_AAD), CODES_MAX_AGE)]
+      ? [codesCookie(inst, encrypt(inst.masterKey, JSON.stringify({ uid: access.user.id, codes: outcome.recoveryCodes, exp: inst.clock.now() + CODES_MAX_AGE * 1000 }), CODES_AAD), CODES_MAX_AGE)]
       : [];
     return seeOther(`${page}?done=${outcome.done}&section=${section}#${section}`, cookies);
   } catch (err) {

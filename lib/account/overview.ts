@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import type { Engine } from "@/lib/engine";
 import type { AppAccess } from "@/lib/first-party/app-session";
 import { accountPolicyOf } from "@/lib/login/account-policy";
@@ -43,11 +44,11 @@ export async function accountOverview(inst: Engine, access: AppAccess, opts: { a
   const [factors, recoveryCodesLeft, sessions, grants, consents, events, current] = await Promise.all([
     listFactors(inst.db, userId),
     unusedRecoveryCodes(inst.db, userId),
-    liveSessionsOfUser(inst.db, userId),
-    appsOfUser(inst.db, userId),
+    liveSessionsOfUser(inst.db, userId, dateOf(inst.clock)),
+    appsOfUser(inst.db, userId, dateOf(inst.clock)),
     listUserConsents(inst.db, userId),
     listAuditEvents(inst.db, { involving: userId, limit: 20, offset: 0 }),
-    getLiveSession(inst.db, access.userAgentId, access.sid),
+    getLiveSession(inst.db, access.userAgentId, access.sid, dateOf(inst.clock)),
   ]);
   const apps = new Map<string, AccountOverview["apps"][number]>();
   for (const g of grants) apps.set(g.clientId, { clientId: g.clientId, clientName: g.clientName, lastGrantAt: g.lastGrantAt, consentScopes: null });
@@ -61,7 +62,7 @@ export async function accountOverview(inst: Engine, access: AppAccess, opts: { a
     const client = await inst.store.clients.get(id);
     if (client) clientNames[id] = client.name;
   }
-  const recentSignIn = !!current && Date.now() - current.authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;
+  const recentSignIn = !!current && inst.clock.now() - current.authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;
   const canAdd = policy.mfa !== "off" && recentSignIn;
   const product = settings.branding.productName || "Torii";
   const enrolment = canAdd && opts.add === "authenticator" ? await totpEnrolment(inst, access.user, product) : null;

@@ -1,3 +1,5 @@
+import type { ManagementOperations, OperationId } from "@/lib/management/api-routes";
+
 /**
  * Console forms carry the management API's field names (dotted for nested fields, as in the API's
  * error paths: `lifetimes.accessToken`), so that the API's field errors land on the right input.
@@ -41,110 +43,138 @@ function numberOrText(value: string): number | string {
 /** Empty text is null (a cleared optional field). */
 const nullable = (v: string) => (v.trim() === "" ? null : v.trim());
 
-declare const formBody: unique symbol;
-
 /**
- * A request body built from a form's fields as the administrator typed them: the management API
- * validates it and answers field errors, which the form shows next to the inputs. So it is sent
- * as it is, not typed as the operation's body (app/_server/console-next.ts, `call`).
+ * A value as a form gives it: the schema's own type, except that where the schema wants a number,
+ * a boolean or one of several words, the administrator's text may stand instead. The management
+ * API validates it and answers field errors, which the form shows next to the inputs (one
+ * validation, one set of messages). Keys and nesting are the schema's: a field renamed or removed
+ * in the API's schema breaks the console at compile time.
  */
-export type FormBody = Record<string, unknown> & { readonly [formBody]: true };
+export type AsTyped<T> = T extends string | number
+  ? T | string
+  : T extends boolean | null | undefined
+    ? T
+    : T extends readonly (infer E)[]
+      ? AsTyped<E>[]
+      : T extends object
+        ? { [K in keyof T]: AsTyped<T[K]> }
+        : T;
 
-export type Parsed = { body: FormBody; fields: FieldProblem[] };
+/** The body of a management API operation as a console form builds it (see AsTyped). */
+export type FormBody<O extends OperationId> = AsTyped<NonNullable<ManagementOperations[O]["body"]>>;
 
-/** A body the console assembled from form fields (see FormBody). */
-export const asFormBody = (body: Record<string, unknown>): FormBody => body as FormBody;
+export type Parsed<B> = { body: B; fields: FieldProblem[] };
 
-const emptyBody = () => asFormBody({});
-
-function json(form: FormData, name: string, parsed: Parsed): unknown {
+/** The text of a JSON field parsed, for the API's schema to check (null when empty, undefined when no JSON). */
+function json(form: FormData, name: string, fields: FieldProblem[]): unknown {
   const v = formText(form, name).trim();
   if (!v) return null;
   try {
     return JSON.parse(v);
   } catch {
-    parsed.fields.push({ path: name, code: "invalid_json", message: "Must be valid JSON." });
+    fields.push({ path: name, code: "invalid_json", message: "Must be valid JSON." });
     return undefined;
   }
 }
 
-/** The application form: every registration field of POST/PATCH /clients. */
-export function clientBody(form: FormData, mode: "create" | "update"): Parsed {
-  const parsed: Parsed = { body: emptyBody(), fields: [] };
-  const b = parsed.body;
-  b.name = formText(form, "name");
-  b.redirectUris = lines(formText(form, "redirectUris"));
-  b.postLogoutRedirectUris = lines(formText(form, "postLogoutRedirectUris"));
-  // Empty: follow the redirect URIs (null), on create and when cleared on update.
-  const origins = lines(formText(form, "allowedOrigins"));
-  b.allowedOrigins = origins.length ? origins : null;
-  b.firstParty = form.get("firstParty") === "on";
-  b.responseTypes = form.getAll("responseTypes").map(String);
-  b.grantTypes = form.getAll("grantTypes").map(String);
-  b.authMethod = formText(form, "authMethod");
-  const jwks = json(form, "jwks", parsed);
-  if (jwks !== undefined && (jwks !== null || mode === "update")) b.jwks = jwks;
-  b.accessTokenType = formText(form, "accessTokenType");
-  b.idTokenUserinfoAssertion = form.get("idTokenUserinfoAssertion") === "on";
-  // The APIs the application may ask tokens for: a box per API, and one per scope of it. An API
-  // is allowed when its box or any of its scopes is ticked.
-  if (form.has("apiScopesForm")) {
-    const chosen = byApiChecks(form, "apiScopes", []);
-    b.apiScopes = chosen;
-  }
-  for (const name of ["accessTokenLifetime", "idTokenLifetime", "refreshTokenLifetime"]) {
-    const v = formText(form, name);
-    // Left empty on create: the instance defaults apply.
-    if (v.trim() !== "") b[name] = numberOrText(v);
-  }
-  return parsed;
+/** A number field: absent when left empty (the defaults apply), else its number or its text. */
+function optionalNumber(form: FormData, name: string): number | string | undefined {
+  const v = formText(form, name);
+  return v.trim() === "" ? undefined : numberOrText(v);
 }
 
-const HUMAN_TEXT = ["email", "givenName", "familyName", "nickname", "locale", "phone"] as const;
+/** Drops the keys whose value is undefined (a field the form leaves to the API's default). */
+function defined<T extends object>(body: T): T {
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as T;
+}
+
+type ClientForm = FormBody<"createClient"> & FormBody<"updateClient">;
+
+/** The application form: every registration field of POST/PATCH /clients. */
+export function clientBody(form: FormData, mode: "create" | "update"): Parsed<ClientForm> {
+  const fields: FieldProblem[] = [];
+  const jwks = json(form, "jwks", fields);
+  // Empty: follow the redirect URIs (null), on create and when cleared on update.
+  const origins = lines(formText(form, "allowedOrigins"));
+  const body: ClientForm = {
+    name: formText(form, "name"),
+    redirectUris: lines(formText(form, "redirectUris")),
+    postLogoutRedirectUris: lines(formText(form, "postLogoutRedirectUris")),
+    allowedOrigins: origins.length ? origins : null,
+    firstParty: form.get("firstParty") === "on",
+    responseTypes: form.getAll("responseTypes").map(String),
+    grantTypes: form.getAll("grantTypes").map(String),
+    authMethod: formText(form, "authMethod"),
+    // A key set as the administrator wrote it; the API's schema checks it (and names the field).
+    jwks: jwks !== undefined && (jwks !== null || mode === "update") ? (jwks as ClientForm["jwks"]) : undefined,
+    accessTokenType: formText(form, "accessTokenType"),
+    idTokenUserinfoAssertion: form.get("idTokenUserinfoAssertion") === "on",
+    // The APIs the application may ask tokens for: a box per API, and one per scope of it. An API
+    // is allowed when its box or any of its scopes is ticked.
+    apiScopes: form.has("apiScopesForm") ? byApiChecks(form, "apiScopes", []) : undefined,
+    // Left empty on create: the instance defaults apply.
+    accessTokenLifetime: optionalNumber(form, "accessTokenLifetime"),
+    idTokenLifetime: optionalNumber(form, "idTokenLifetime"),
+    refreshTokenLifetime: optionalNumber(form, "refreshTokenLifetime"),
+  };
+  return { body: defined(body), fields };
+}
+
 const ADDRESS = ["streetAddress", "locality", "region", "postalCode", "country"] as const;
 
 /** The user forms: profile fields of a human or machine user (POST /users, PATCH /users/{id}). */
-export function userBody(form: FormData, type: "human" | "machine", mode: "create" | "update"): Parsed {
-  const parsed: Parsed = { body: emptyBody(), fields: [] };
-  const b = parsed.body;
-  if (mode === "create") b.type = type;
-  b.username = formText(form, "username").trim();
+export function userBody(form: FormData, type: "human" | "machine", mode: "create"): Parsed<FormBody<"createUser">>;
+export function userBody(form: FormData, type: "human" | "machine", mode: "update"): Parsed<FormBody<"updateUser">>;
+export function userBody(form: FormData, type: "human" | "machine", mode: "create" | "update"): Parsed<FormBody<"createUser"> | FormBody<"updateUser">> {
+  const text = (name: string) => nullable(formText(form, name));
+  const username = formText(form, "username").trim();
+  const roles = mode === "create" ? form.getAll("roles").map(String) : undefined;
   if (type === "machine") {
-    b.name = formText(form, "name").trim() || (mode === "create" ? undefined : "");
-    if (b.name === undefined) delete b.name;
-    b.description = nullable(formText(form, "description"));
-  } else {
-    for (const name of HUMAN_TEXT) b[name] = nullable(formText(form, name));
-    b.emailVerified = form.get("emailVerified") === "on";
-    b.phoneVerified = form.get("phoneVerified") === "on";
-    const address = Object.fromEntries(ADDRESS.map((k) => [k, nullable(formText(form, `address.${k}`))]));
-    b.address = Object.values(address).some((v) => v !== null) ? address : null;
-    if (mode === "create") {
-      const pw = formText(form, "password");
-      if (pw) b.password = pw;
-    }
+    const name = formText(form, "name").trim() || (mode === "create" ? undefined : "");
+    const machine = { username, name, description: text("description"), roles };
+    const body: FormBody<"createUser"> | FormBody<"updateUser"> = mode === "create" ? { type: "machine", ...machine } : machine;
+    return { body: defined(body), fields: [] };
   }
-  if (mode === "create") {
-    b.roles = form.getAll("roles").map(String);
-  }
-  return parsed;
+  const address = Object.fromEntries(ADDRESS.map((k) => [k, text(`address.${k}`)])) as Record<(typeof ADDRESS)[number], string | null>;
+  const password = mode === "create" ? formText(form, "password") || undefined : undefined;
+  const human = {
+    username,
+    email: text("email"),
+    givenName: text("givenName"),
+    familyName: text("familyName"),
+    nickname: text("nickname"),
+    locale: text("locale"),
+    phone: text("phone"),
+    emailVerified: form.get("emailVerified") === "on",
+    phoneVerified: form.get("phoneVerified") === "on",
+    address: Object.values(address).some((v) => v !== null) ? address : null,
+    roles,
+  };
+  const body: FormBody<"createUser"> | FormBody<"updateUser"> = mode === "create" ? { type: "human", ...human, password } : human;
+  return { body: defined(body), fields: [] };
 }
 
+type SettingsForm = FormBody<"updateSettings">;
+/** The settings groups whose fields the form names `group.field`. */
+export type SettingsGroup = { [K in keyof SettingsForm]-?: NonNullable<SettingsForm[K]> extends Record<string, unknown> ? K : never }[keyof SettingsForm];
+
 /** The settings form: nested objects by dotted names (`lockoutPolicy.maxFailures`). */
-export function nestedNumbers(form: FormData, groups: readonly string[]): Parsed {
-  const parsed: Parsed = { body: emptyBody(), fields: [] };
+export function nestedNumbers(form: FormData, groups: readonly SettingsGroup[]): Parsed<SettingsForm> {
+  const body: Record<string, Record<string, unknown>> = {};
   for (const [key, value] of form.entries()) {
     if (typeof value !== "string") continue;
     const dot = key.indexOf(".");
     if (dot < 0) continue;
     const group = key.slice(0, dot);
-    if (!groups.includes(group)) continue;
-    const target = ((parsed.body[group] as Record<string, unknown> | undefined) ??= {});
+    if (!(groups as readonly string[]).includes(group)) continue;
+    const target = (body[group] ??= {});
     const field = key.slice(dot + 1);
     // Check boxes come as a hidden "false" followed by the box's "true" when ticked: the last one wins.
     target[field] = value === "true" ? true : value === "false" ? false : numberOrText(value);
   }
-  return parsed;
+  // The fields inside a group are the form's inputs, named after the schema's (the API refuses
+  // any other with a field error): only the groups are known here.
+  return { body, fields: [] };
 }
 
 /** A field error as the management API reports it (lib/management/http.ts FieldError). */
@@ -181,26 +211,32 @@ function pipeParts(line: string): string[] {
  * `key | name | description`. Per-locale scope descriptions are the API's (PATCH keeps those the
  * form does not show: `current` is the API as it is).
  */
-export function apiBody(form: FormData, mode: "create" | "update", current?: { scopes: { name: string; descriptions?: Record<string, string | undefined> }[] }): Parsed {
-  const parsed: Parsed = { body: emptyBody(), fields: [] };
-  const b = parsed.body;
-  if (mode === "create") b.identifier = formText(form, "identifier").trim();
-  b.name = formText(form, "name");
-  b.scopes = lines(formText(form, "scopes")).map((line) => {
-    const [name = "", ...rest] = pipeParts(line);
-    const kept = current?.scopes.find((s) => s.name === name)?.descriptions;
-    return { name, description: rest.join(" | "), ...(kept ? { descriptions: kept } : {}) };
-  });
-  b.roles = lines(formText(form, "roles")).map((line) => {
-    const [key = "", name = "", ...rest] = pipeParts(line);
-    return { key, name: name || key, description: rest.join(" | ") };
-  });
-  b.accessTokenType = formText(form, "accessTokenType");
-  const lifetime = formText(form, "accessTokenLifetime");
-  if (lifetime.trim() !== "") b.accessTokenLifetime = numberOrText(lifetime);
-  const jwks = json(form, "jwks", parsed);
-  if (jwks !== undefined && (jwks !== null || mode === "update")) b.jwks = jwks;
-  return parsed;
+export function apiBody(form: FormData, mode: "create", current?: undefined): Parsed<FormBody<"createApi">>;
+export function apiBody(form: FormData, mode: "update", current: { scopes: { name: string; descriptions?: Record<string, string | undefined> }[] }): Parsed<FormBody<"updateApi">>;
+export function apiBody(
+  form: FormData,
+  mode: "create" | "update",
+  current?: { scopes: { name: string; descriptions?: Record<string, string | undefined> }[] },
+): Parsed<FormBody<"createApi"> | FormBody<"updateApi">> {
+  const fields: FieldProblem[] = [];
+  const jwks = json(form, "jwks", fields);
+  const common = {
+    name: formText(form, "name"),
+    scopes: lines(formText(form, "scopes")).map((line) => {
+      const [name = "", ...rest] = pipeParts(line);
+      const kept = current?.scopes.find((s) => s.name === name)?.descriptions;
+      return { name, description: rest.join(" | "), ...(kept ? { descriptions: kept } : {}) };
+    }),
+    roles: lines(formText(form, "roles")).map((line) => {
+      const [key = "", name = "", ...rest] = pipeParts(line);
+      return { key, name: name || key, description: rest.join(" | ") };
+    }),
+    accessTokenType: formText(form, "accessTokenType"),
+    accessTokenLifetime: optionalNumber(form, "accessTokenLifetime"),
+    jwks: jwks !== undefined && (jwks !== null || mode === "update") ? (jwks as FormBody<"updateApi">["jwks"]) : undefined,
+  };
+  const body: FormBody<"createApi"> | FormBody<"updateApi"> = mode === "create" ? { identifier: formText(form, "identifier").trim(), ...common } : common;
+  return { body: defined(body), fields };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import type { Engine } from "@/lib/engine";
 import { BodyTooLarge, bodyTooLargeResponse, isFormEncoded, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
@@ -60,7 +61,7 @@ export async function handleAppSignOut(inst: Engine, app: FirstPartyApp, request
     if (!form || !verifyAppCsrf(inst.masterKey, app, access.userAgentId, access.sid, form.get("csrf"))) return formNotVerified();
     const actor: Actor = { type: "user", id: access.user.id, ip: clientAddress(request), userAgent: request.headers.get("user-agent") };
     await inst.db.transaction(async (tx) => {
-      const ended = await endSessions(tx, access.userAgentId, [access.sid]);
+      const ended = await endSessions(tx, access.userAgentId, [access.sid], dateOf(inst.clock));
       if (ended.length) await recordAudit(tx, actor, { action, targetType: "user", targetId: access.user.id, details: { sessionId: access.sid } });
     });
   }

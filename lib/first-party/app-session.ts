@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { createHash } from "node:crypto";
 import { decodeJwt } from "jose";
 import type { Engine } from "@/lib/engine";
@@ -59,7 +60,7 @@ export async function startAppSignIn(
     state: randomToken(16),
     nonce: randomToken(16),
     returnTo: safeReturnTo(app, opts.returnTo),
-    exp: Date.now() + LOGIN_MAX_AGE * 1000,
+    exp: inst.clock.now() + LOGIN_MAX_AGE * 1000,
   };
   const challenge = createHash("sha256").update(pending.verifier).digest("base64url");
   const url = new URL(`${issuer}/oauth/v2/authorize`);
@@ -92,7 +93,7 @@ function unseal<T extends { exp: number }>(inst: Engine, value: string | undefin
   if (!value || value.length > 4096) return null;
   try {
     const data = JSON.parse(decrypt(inst.masterKey, value, aad)) as T;
-    return typeof data.exp === "number" && data.exp > Date.now() ? data : null;
+    return typeof data.exp === "number" && data.exp > inst.clock.now() ? data : null;
   } catch {
     return null;
   }
@@ -152,7 +153,7 @@ export async function finishAppSignIn(
   ) {
     return { ok: false, reason: "token", error: "invalid_id_token" };
   }
-  const sealed: Sealed = { uid: claims.sub, sid: claims.sid, exp: Date.now() + app.sessionMaxAgeSeconds * 1000 };
+  const sealed: Sealed = { uid: claims.sub, sid: claims.sid, exp: inst.clock.now() + app.sessionMaxAgeSeconds * 1000 };
   return {
     ok: true,
     returnTo: pending.returnTo,
@@ -175,7 +176,7 @@ export async function appAccess(inst: Engine, app: FirstPartyApp, cookies: { app
   if (!sealed || !cookies.userAgent) return null;
   const ua = await findUserAgent(inst.db, cookies.userAgent);
   if (!ua) return null;
-  const session = await getLiveSession(inst.db, ua.id, sealed.sid);
+  const session = await getLiveSession(inst.db, ua.id, sealed.sid, dateOf(inst.clock));
   if (!session || session.userId !== sealed.uid) return null;
   const user = await getUser(inst.db, sealed.uid);
   if (!user || user.locked) return null;

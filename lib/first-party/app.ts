@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { mutate } from "@/lib/store/invalidation";
 import type { Engine } from "@/lib/engine";
 import { clientChanged, readClient, putClient } from "@/lib/store/clients";
@@ -58,7 +59,7 @@ export async function ensureAppClient(inst: Engine, app: FirstPartyApp): Promise
     refreshTokenLifetime: lifetimes.refreshToken,
     secretHash: null,
     firstParty: true,
-    updatedAt: new Date(),
+    updatedAt: dateOf(inst.clock),
   };
   await mutate(inst, [clientChanged(app.clientId)], (tx) => putClient(tx, app.clientId, registration));
 }

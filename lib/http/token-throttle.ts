@@ -1,5 +1,6 @@
 import { SlidingWindow } from "./sliding-window";
 import type { Store } from "@/lib/store/repositories";
+import type { Clock } from "@/lib/clock";
 
 type SharedCounter = Store["rateLimits"];
 
@@ -21,15 +22,20 @@ const WINDOW_SECONDS = 60;
 type Shared = { window: number; unsynced: number; ownSynced: number; others: number; syncing: boolean };
 
 export class TokenThrottle {
-  /** `prefix` names this limit's rows among the shared counters: `token`, `jwks`. */
-  constructor(private readonly prefix = "token") {}
+  /** `prefix` names this limit's rows among the shared counters: `token`, `jwks`; windows turn by the engine's clock. */
+  constructor(
+    private readonly clock: Clock,
+    private readonly prefix = "token",
+  ) {
+    this.failures = new FailureSampler(clock, WINDOW_SECONDS * 1000);
+  }
 
   private readonly local = new SlidingWindow(WINDOW_SECONDS * 1000);
   private readonly shared = new Map<string, Shared>();
-  readonly failures = new FailureSampler(WINDOW_SECONDS * 1000);
+  readonly failures: FailureSampler;
 
   /** Counts one token request under `key` (`addr:…` or `client:…`); `allowed: false` means 429. */
-  hit(counter: SharedCounter, key: string, limit: number, now = Date.now()): { allowed: boolean; retryAfterSeconds: number } {
+  hit(counter: SharedCounter, key: string, limit: number, now = this.clock.now()): { allowed: boolean; retryAfterSeconds: number } {
     const window = Math.floor(now / (WINDOW_SECONDS * 1000));
     let s = this.shared.get(key);
     if (!s || s.window !== window) {
@@ -65,7 +71,7 @@ export class TokenThrottle {
     // Requests counted while this batch was on its way form the next one, so that a full batch
     // is never left waiting for a request that may not come (after a failure, the next request
     // tries again).
-    if (written && s.unsynced >= batch) await this.sync(counter, key, s, Date.now(), batch);
+    if (written && s.unsynced >= batch) await this.sync(counter, key, s, this.clock.now(), batch);
   }
 }
 
@@ -82,12 +88,13 @@ export class FailureSampler {
   private overflow = 0;
 
   constructor(
+    private readonly clock: Clock,
     private readonly windowMs: number,
     private readonly perWindow = 60,
   ) {}
 
   /** Whether to write this failure, and how many failures of `key` (or, `overall`, of all keys over the budget) went unwritten before it. */
-  sample(key: string, now = Date.now()): { write: boolean; suppressed: number; overall: number } {
+  sample(key: string, now = this.clock.now()): { write: boolean; suppressed: number; overall: number } {
     const window = Math.floor(now / this.windowMs);
     if (window !== this.window) {
       this.window = window;

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK, type JWTVerifyGetKey } from "jose";
 import type { Caches, KeyMaterial } from "@/lib/store/caches";
 import { mutate, type MutationScope } from "@/lib/store/invalidation";
+import { dateOf, type Clock } from "@/lib/clock";
 import type { Executor } from "@/lib/db/client";
 import { decrypt, encrypt, randomToken } from "@/lib/crypto";
 import { keyObjectOf } from "./jws";
@@ -71,7 +72,7 @@ export async function rotateSigningKey(
   scope: KeyScope & MutationScope,
   opts: { force: boolean; intervalSeconds: number; publishDelaySeconds?: number; actor?: Actor; now?: Date },
 ): Promise<RotationResult> {
-  const now = opts.now ?? new Date();
+  const now = opts.now ?? dateOf(scope.clock);
   const fresh = await newKeyRow(scope.masterKey); // RSA generation is slow: keep it outside the lock.
   return mutate(scope, [{ cache: "keys" }], async (tx) => {
     await lockRotation(tx);
@@ -101,7 +102,7 @@ export async function rotateSigningKey(
 }
 
 /** Drops retired keys whose tokens have all expired; they leave the published key set everywhere. */
-export function removeExpiredKeys(scope: MutationScope, now = new Date()): Promise<string[]> {
+export function removeExpiredKeys(scope: MutationScope, now: Date): Promise<string[]> {
   return mutate(scope, (removed) => (removed.length ? [{ cache: "keys" }] : []), (tx) => deleteExpiredKeys(tx, now));
 }
 
@@ -130,7 +131,7 @@ function signerOf<R extends Pick<KeyRow, "status" | "retiredAt" | "createdAt">>(
 }
 
 /** Oldest first; `next` is a published key that does not sign yet, `active` the one that signs. */
-export async function listSigningKeys(db: Executor, now = new Date()): Promise<SigningKeyInfo[]> {
+export async function listSigningKeys(db: Executor, now: Date): Promise<SigningKeyInfo[]> {
   const rows = await allSigningKeys(db);
   const signer = signerOf(rows, now);
   return rows.map((r) => ({
@@ -146,13 +147,13 @@ export async function listSigningKeys(db: Executor, now = new Date()): Promise<S
 // ---- the engine's key cache: keys change rarely, and every token request needs them ----
 
 /** What reading keys needs: the database, the master key (to decrypt the signing key) and the caches. */
-export type KeyScope = { db: Executor; masterKey: Buffer; caches: Caches };
+export type KeyScope = { db: Executor; masterKey: Buffer; caches: Caches; clock: Clock };
 
 function keyMaterial(scope: KeyScope): Promise<KeyMaterial> {
   return scope.caches.keys.get("keys", async () => {
     const rows = await allSigningKeys(scope.db);
     const body = JSON.stringify({ keys: rows.map((r) => r.publicJwk) });
-    const active = signerOf(rows, new Date());
+    const active = signerOf(rows, dateOf(scope.clock));
     if (!active) throw new Error("no active signing key");
     // A kid's key never changes, so its parsed form is kept across reloads.
     const privateKey = (await scope.caches.parsedKeys.get(`signing:${active.kid}`, () => {

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { randomInt } from "node:crypto";
 import type { Engine } from "@/lib/engine";
 import { randomToken } from "@/lib/crypto";
@@ -29,7 +30,7 @@ export async function sendEmailVerification(inst: Engine, user: User, actor: Act
   if (!user.email || user.emailVerified || user.type !== "human") return null;
   const settings = await getSettings(inst);
   if (accountPolicyOf(settings).emailVerification === "off") return null;
-  const limit = await hitRateLimit(inst.db, `verify:user:${user.id}`, VERIFICATION_MAILS_PER_HOUR, 3600);
+  const limit = await hitRateLimit(inst.db, `verify:user:${user.id}`, VERIFICATION_MAILS_PER_HOUR, 3600, dateOf(inst.clock));
   if (!limit.allowed) return null;
   const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
   const token = randomToken(32);
@@ -41,7 +42,7 @@ export async function sendEmailVerification(inst: Engine, user: User, actor: Act
   );
   const email = user.email;
   const id = await inst.db.transaction(async (tx) => {
-    await createEmailVerification(tx, inst.masterKey, { userId: user.id, email, code, token, lifetimeSeconds: VERIFICATION_LIFETIME_SECONDS });
+    await createEmailVerification(tx, inst.masterKey, { userId: user.id, email, code, token, lifetimeSeconds: VERIFICATION_LIFETIME_SECONDS }, dateOf(inst.clock));
     const row = await inst.mail.enqueue(tx, composed);
     await recordAudit(tx, actor, { action: "user.email_verification_sent", targetType: "user", targetId: user.id, details: { mailId: row.id } });
     return row.id;
@@ -55,7 +56,7 @@ async function markVerified(inst: Engine, used: EmailVerification | undefined, a
   if (!used) return undefined;
   const user = await getUser(inst.db, used.userId);
   if (!user || user.email?.toLowerCase() !== used.email.toLowerCase()) return undefined;
-  const updated = await updateUser(inst.db, user.id, { emailVerified: true });
+  const updated = await updateUser(inst.db, user.id, { emailVerified: true }, dateOf(inst.clock));
   await recordAudit(inst.db, { ...actor, type: "user", id: user.id }, { action: "user.email_verified", targetType: "user", targetId: user.id, details: { email: used.email } });
   return updated;
 }
@@ -63,11 +64,11 @@ async function markVerified(inst: Engine, used: EmailVerification | undefined, a
 /** The code typed on the sign-in page; true once the address is verified. */
 export async function confirmEmailCode(inst: Engine, userId: string, code: string, actor: Actor): Promise<boolean> {
   if (!/^\d{6}$/.test(code)) return false;
-  return !!(await markVerified(inst, await consumeEmailCode(inst.db, inst.masterKey, userId, code), actor));
+  return !!(await markVerified(inst, await consumeEmailCode(inst.db, inst.masterKey, userId, code, dateOf(inst.clock)), actor));
 }
 
 /** The mail's link; the user it verified, or undefined for a used, expired or forged link. */
 export async function confirmEmailLink(inst: Engine, token: string, actor: Actor): Promise<User | undefined> {
   if (!token) return undefined;
-  return markVerified(inst, await consumeEmailToken(inst.db, inst.masterKey, token), actor);
+  return markVerified(inst, await consumeEmailToken(inst.db, inst.masterKey, token, dateOf(inst.clock)), actor);
 }

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { seeOther } from "@/lib/http/responses";
 import { decrypt, encrypt } from "@/lib/crypto";
 import { recordAudit } from "@/lib/store/audit";
@@ -51,7 +52,7 @@ export const handleSubmitSecondFactor = guarded(async (flow) => {
         clientId: authRequest.clientId,
         details: { lockedUntil: result.lockedUntil.toISOString(), failures: settings.lockoutPolicy.lockAfterFailures },
       });
-      const minutes = Math.max(1, Math.ceil((result.lockedUntil.getTime() - Date.now()) / 60_000));
+      const minutes = Math.max(1, Math.ceil((result.lockedUntil.getTime() - flow.inst.clock.now()) / 60_000));
       await notifyOwner(inst, account.userId, "accountLocked", actor, { minutes });
     }
     const wait = "retryAfterSeconds" in result ? { retrySeconds: String(result.retryAfterSeconds) } : null;
@@ -70,7 +71,7 @@ export const handleSubmitSecondFactor = guarded(async (flow) => {
 async function completeWithFactor(flow: Flow, account: SessionAccount, method: FactorMethod, details: Record<string, unknown>, formValues: Record<string, string> | null): Promise<void> {
   const amr = amrWithFactor(account.amr, method);
   await flow.inst.db.transaction(async (tx) => {
-    await recordSecondFactor(tx, account.id, amr);
+    await recordSecondFactor(tx, account.id, amr, dateOf(flow.inst.clock));
     await recordAudit(tx, { ...flow.actor, id: account.userId }, {
       action: "user.signin.second_factor",
       targetType: "session",

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { hasNul } from "@/lib/http/text-input";
 import { BodyTooLarge, bodyTooLargeResponse, isFormEncoded, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
@@ -46,7 +47,7 @@ async function openFlow(inst: Engine, request: Request): Promise<Flow | Response
   for (const [name, value] of form) if (hasNul(name) || hasNul(value)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
   const id = form.get("authRequest") ?? "";
   const ua = await userAgentOfRequest(inst.store, inst.config.issuer, request);
-  const authRequest = ua ? await findPendingAuthRequest(inst.db, id, ua.id) : undefined;
+  const authRequest = ua ? await findPendingAuthRequest(inst.db, id, ua.id, dateOf(inst.clock)) : undefined;
   if (!ua || !authRequest) return seeOther(`${LOGIN_PATHS.error}?code=expired`);
   if (!sameOrigin(request, inst.config.issuer) || !verifyCsrf(inst.masterKey, ua.id, id, form.get("csrf"))) {
     return seeOther(`${LOGIN_PATHS.error}?code=csrf`);
@@ -94,6 +95,7 @@ export const handleSubmitPassword = guarded(async (flow) => {
     policy: settings.lockoutPolicy,
     primaryDomain: settings.primaryDomain,
     trustedUserIds: trustedUsers(inst.masterKey, inst.config.issuer, request),
+    now: dateOf(inst.clock),
   });
   if (!result.ok) {
     await recordAudit(inst.db, actor, {
@@ -112,7 +114,7 @@ export const handleSubmitPassword = guarded(async (flow) => {
         clientId: authRequest.clientId,
         details: { lockedUntil: result.lockedUser.until.toISOString(), failures: settings.lockoutPolicy.lockAfterFailures },
       });
-      const minutes = Math.max(1, Math.ceil((result.lockedUser.until.getTime() - Date.now()) / 60_000));
+      const minutes = Math.max(1, Math.ceil((result.lockedUser.until.getTime() - inst.clock.now()) / 60_000));
       await notifyOwner(inst, result.lockedUser.id, "accountLocked", actor, { minutes });
     }
     const wait = "retryAfterSeconds" in result ? { retrySeconds: String(result.retryAfterSeconds) } : null;
@@ -121,9 +123,9 @@ export const handleSubmitPassword = guarded(async (flow) => {
   }
   // Ask the policy whether this sign-in can finish the request before it starts a session: a user
   // other than the one an id_token_hint names gets no session here and is asked for that user.
-  const refused = await refusal(flow, { userId: result.user.id, username: result.user.username, authTime: new Date(), locked: result.user.locked });
+  const refused = await refusal(flow, { userId: result.user.id, username: result.user.username, authTime: dateOf(inst.clock), locked: result.user.locked });
   if (refused) return refused;
-  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: result.user.id, amr: ["pwd"], lifetimes: settings.lifetimes });
+  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: result.user.id, amr: ["pwd"], lifetimes: settings.lifetimes, now: dateOf(inst.clock) });
   await recordAudit(inst.db, { ...actor, id: result.user.id }, {
     action: "user.signin",
     targetType: "session",
@@ -135,7 +137,7 @@ export const handleSubmitPassword = guarded(async (flow) => {
   // The device cookie exempts a browser from the account's lock: when the policy asks for the
   // user's second factor next, it is earned only once that is through too (lib/login/factor-handlers.ts).
   const client = await inst.store.clients.get(authRequest.clientId);
-  const next = client ? await pendingStep(inst.store, { ...authRequest, sessionId: session.id }, client, settings.primaryDomain) : null;
+  const next = client ? await pendingStep(inst.store, { ...authRequest, sessionId: session.id }, client, settings.primaryDomain, dateOf(inst.clock)) : null;
   const trusted = next?.step === "secondFactor" ? [] : [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, result.user.id)];
   return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, trusted);
 });
@@ -154,7 +156,7 @@ export function toCallback(id: string): Response {
 export async function accountStep(flow: Flow, want: (typeof ACCOUNT_STEPS)[number]): Promise<SessionAccount | Response> {
   const client = await flow.inst.store.clients.get(flow.authRequest.clientId);
   if (!client) return toCallback(flow.id);
-  const step = await pendingStep(flow.inst.store, flow.authRequest, client, flow.settings.primaryDomain);
+  const step = await pendingStep(flow.inst.store, flow.authRequest, client, flow.settings.primaryDomain, dateOf(flow.inst.clock));
   return step.step === want && "account" in step ? step.account : toCallback(flow.id);
 }
 
@@ -172,7 +174,7 @@ export async function refusal(flow: Flow, account: PolicyAccount): Promise<Respo
     userAgentId: uaId,
     chosenSessionId: null,
     primaryDomain: settings.primaryDomain,
-    now: new Date(),
+    now: dateOf(inst.clock),
     consent: consentRequestOf(authRequest, client),
   });
   const step = nextStep<PolicyAccount>({ ...input, chosen: account });
@@ -189,7 +191,7 @@ export async function refusal(flow: Flow, account: PolicyAccount): Promise<Respo
 /** The account chooser: a live session of this browser, if the policy lets it finish the request. */
 export const handleSubmitAccount = guarded(async (flow) => {
   const { inst, uaId, id, form } = flow;
-  const session = (await liveSessions(inst.db, uaId)).find((s) => s.id === form.get("sessionId"));
+  const session = (await liveSessions(inst.db, uaId, dateOf(inst.clock))).find((s) => s.id === form.get("sessionId"));
   if (!session) {
     await updateAuthRequest(inst.db, id, { formError: "sessionGone", formValues: null });
     return seeOther(loginUrl(LOGIN_PATHS.accounts, id));
@@ -224,7 +226,7 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
   const errors = validateRegistration(input, settings.passwordPolicy, names);
   if (!errors.length) {
     const limit = settings.rateLimits.registrationPerHour;
-    const hit = await hitRateLimit(inst.db, `register:addr:${actor.ip ?? "unknown"}`, limit, 3600);
+    const hit = await hitRateLimit(inst.db, `register:addr:${actor.ip ?? "unknown"}`, limit, 3600, dateOf(inst.clock));
     if (!hit.allowed) {
       await updateAuthRequest(inst.db, id, { formError: "registerThrottled", formValues: values });
       return seeOther(loginUrl(LOGIN_PATHS.register, id));
@@ -276,7 +278,7 @@ export const handleSubmitConsent = guarded(async (flow) => {
   const userId = account.userId;
   const clientId = authRequest.clientId;
   await inst.db.transaction(async (tx) => {
-    if (decision === "allow") await grantConsent(tx, userId, clientId, authRequest.scopes);
+    if (decision === "allow") await grantConsent(tx, userId, clientId, authRequest.scopes, dateOf(inst.clock));
     else await updateAuthRequest(tx, id, { consentDenied: true });
     await recordAudit(tx, { ...actor, id: userId }, {
       action: decision === "allow" ? "consent.granted" : "consent.denied",

@@ -59,7 +59,7 @@ function waitLeft(f: { n: number; latest: Date | null }, free: number, policy: L
 }
 
 /** Whether this try may check a password now; if not, why and for how long. */
-export async function attemptVerdict(db: Executor, policy: LockoutPolicy, a: Attempt, now = new Date()): Promise<Verdict> {
+export async function attemptVerdict(db: Executor, policy: LockoutPolicy, a: Attempt, now: Date): Promise<Verdict> {
   const inWindow = { since: windowStart(policy, now), until: now };
   const pair = await countFailures(db, { ...inWindow, accountKey: a.accountKey, address: a.address });
   let wait = waitLeft(pair, policy.freeFailures, policy, now);
@@ -84,7 +84,7 @@ export async function recordFailure(
   db: Executor,
   policy: LockoutPolicy,
   a: Attempt & { userId?: string },
-  now = new Date(),
+  now: Date,
 ): Promise<{ lockedUntil: Date } | undefined> {
   await insertFailure(db, a, now);
   if (a.trusted) return undefined;
@@ -104,7 +104,7 @@ export async function clearFailures(db: Executor, a: Attempt): Promise<void> {
 export type UserLockout = { locked: boolean; lockedAt: Date | null; lockedUntil: Date | null; recentFailures: number };
 
 /** What an administrator sees of a user's lock and the failures counting toward the next one. */
-export async function userLockout(db: Executor, policy: LockoutPolicy, userId: string, now = new Date()): Promise<UserLockout> {
+export async function userLockout(db: Executor, policy: LockoutPolicy, userId: string, now: Date): Promise<UserLockout> {
   const key = accountKeyOf(userId, "", "");
   const lock = await getLock(db, key);
   const live = lock && lock.lockedUntil.getTime() > now.getTime() ? lock : undefined;
@@ -113,7 +113,7 @@ export async function userLockout(db: Executor, policy: LockoutPolicy, userId: s
 }
 
 /** Lifts a user's lock and forgets the failures that would count toward the next; true if it was locked. */
-export async function liftUserLockout(db: Executor, userId: string, now = new Date()): Promise<boolean> {
+export async function liftUserLockout(db: Executor, userId: string, now: Date): Promise<boolean> {
   const key = accountKeyOf(userId, "", "");
   const lifted = await deleteLock(db, key, now);
   await deleteFailures(db, { accountKey: key });

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import type { Engine } from "@/lib/engine";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { hitRateLimit } from "@/lib/store/rate-limit";
@@ -21,7 +22,7 @@ export async function notifyOwner(
 ): Promise<void> {
   const user = await getUser(inst.db, userId);
   if (!user?.email || user.type !== "human") return;
-  const limit = await hitRateLimit(inst.db, `notice:${kind}:${user.id}`, NOTICES_PER_DAY, 86_400);
+  const limit = await hitRateLimit(inst.db, `notice:${kind}:${user.id}`, NOTICES_PER_DAY, 86_400, dateOf(inst.clock));
   if (!limit.allowed) return;
   const composed = await inst.mail.compose(kind, { address: user.email, locale: user.locale, userId: user.id }, { name: user.givenName || user.name || user.username, ...values });
   const row = await inst.mail.enqueue(inst.db, composed);

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { seeOther } from "@/lib/http/responses";
 import { recordAudit } from "@/lib/store/audit";
 import { takeWebauthnChallenge, updateAuthRequest } from "@/lib/store/auth-requests";
@@ -33,10 +34,10 @@ export const handleSubmitPasskeySignIn = guarded(async (flow) => {
     await updateAuthRequest(inst.db, id, { formError: "passkeyFailed", formValues: null });
     return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
   }
-  const refused = await refusal(flow, { userId: user.id, username: user.username, authTime: new Date(), locked: false });
+  const refused = await refusal(flow, { userId: user.id, username: user.username, authTime: dateOf(flow.inst.clock), locked: false });
   if (refused) return refused;
   const amr = [result.method, "mfa"];
-  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: user.id, amr, lifetimes: settings.lifetimes });
+  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: user.id, amr, lifetimes: settings.lifetimes, now: dateOf(inst.clock) });
   await recordAudit(inst.db, { ...actor, id: user.id }, {
     action: "user.signin",
     targetType: "session",

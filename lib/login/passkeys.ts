@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
@@ -47,7 +48,7 @@ export async function passkeyRegistration(inst: Engine, user: Pick<User, "id" | 
     excludeCredentials: existing.map((f) => ({ id: f.credentialId!, transports: f.transports as AuthenticatorTransport[] })),
     authenticatorSelection: { residentKey: "required", userVerification: "required" },
   });
-  const pending = await pendingPasskey(inst.db, inst.masterKey, user.id, options.challenge);
+  const pending = await pendingPasskey(inst.db, inst.masterKey, user.id, options.challenge, dateOf(inst.clock));
   return { factorId: pending.id, options };
 }
 
@@ -94,7 +95,7 @@ export async function confirmPasskeyRegistration(
     signCount: info.credential.counter,
     transports: info.credential.transports ?? [],
     deviceType: info.credentialDeviceType,
-  });
+  }, dateOf(inst.clock));
   if (!done) return { ok: false };
   await recordAudit(inst.db, actor, { action: "user.factor.added", targetType: "user", targetId: userId, details: { factorId, type: "webauthn", name, synced: info.credentialDeviceType === "multiDevice" } });
   const first = (await listFactors(inst.db, userId)).length === 1 && (await unusedRecoveryCodes(inst.db, userId)) === 0;
@@ -148,6 +149,6 @@ export async function verifyPasskey(
   } catch {
     return { ok: false };
   }
-  if (!verified.verified || !(await recordPasskeyUse(inst.db, factor.id, factor.signCount, verified.authenticationInfo.newCounter))) return { ok: false };
+  if (!verified.verified || !(await recordPasskeyUse(inst.db, factor.id, factor.signCount, verified.authenticationInfo.newCounter, dateOf(inst.clock)))) return { ok: false };
   return { ok: true, userId: factor.userId, factorId: factor.id, method: factor.deviceType === "multiDevice" ? "swk" : "hwk" };
 }

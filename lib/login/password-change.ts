@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import type { Engine } from "@/lib/engine";
 import { checkPasswordPolicy, verifyPassword, type PolicyViolation } from "@/lib/passwords";
 import { recordAudit, type Actor } from "@/lib/store/audit";
@@ -33,13 +34,14 @@ export async function changeDuePassword(
   if (current && (await verifyPassword(current, password))) return { ok: false, reason: "samePassword" };
   // What made it due, for the audit log: an administrator's demand, else its age.
   const reason = account.passwordChangeRequiredSince ? "required" : "expired";
+  const now = dateOf(inst.clock);
   await mutate(inst, [{ cache: "accessTokens" }], async (tx) => {
-    await setPassword(tx, account.userId, password);
-    const others = (await liveSessionsOfUser(tx, account.userId)).filter((s) => s.id !== account.id);
-    const horizon = others.length ? await revocationHorizon(tx) : new Date();
+    await setPassword(tx, account.userId, password, { now });
+    const others = (await liveSessionsOfUser(tx, account.userId, now)).filter((s) => s.id !== account.id);
+    const horizon = others.length ? await revocationHorizon(tx, now) : now;
     for (const s of others) {
-      await endUserSession(tx, account.userId, s.id);
-      await revokeSessionTokens(tx, s.id, "password_changed", { horizon });
+      await endUserSession(tx, account.userId, s.id, now);
+      await revokeSessionTokens(tx, s.id, "password_changed", { horizon, now });
     }
     await recordAudit(tx, { ...opts.actor, id: account.userId }, {
       action: "user.password_changed",

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import type { Engine } from "@/lib/engine";
 import { checkPasswordPolicy, type PolicyViolation } from "@/lib/passwords";
 import { recordAudit, type Actor } from "@/lib/store/audit";
@@ -45,7 +46,7 @@ export async function sendPasswordReset(inst: Engine, user: User, actor: Actor, 
     { name: user.givenName || user.name || user.username, loginName: loginNameOf(user, settings.primaryDomain), minutes: Math.round(lifetime / 60), url: resetUrl(inst.issuer, token) },
   );
   const id = await inst.db.transaction(async (tx) => {
-    await createPasswordReset(tx, user.id, lifetime, token);
+    await createPasswordReset(tx, user.id, lifetime, dateOf(inst.clock), token);
     const row = await inst.mail.enqueue(tx, composed);
     await recordAudit(tx, actor, { action: "user.password_reset_requested", targetType: "user", targetId: user.id, details: { mailId: row.id } });
     return row.id;
@@ -60,7 +61,7 @@ export async function sendPasswordReset(inst: Engine, user: User, actor: Actor, 
  * page whatever happened.
  */
 export async function requestPasswordReset(inst: Engine, loginNameOrEmail: string, actor: Actor & { ip: string | null }, locale: string): Promise<void> {
-  const perAddress = await hitRateLimit(inst.db, `reset:ip:${actor.ip ?? "unknown"}`, RESET_LIMITS.perAddress, RESET_LIMITS.windowSeconds);
+  const perAddress = await hitRateLimit(inst.db, `reset:ip:${actor.ip ?? "unknown"}`, RESET_LIMITS.perAddress, RESET_LIMITS.windowSeconds, dateOf(inst.clock));
   if (!perAddress.allowed) return;
   const settings = await getSettings(inst);
   const value = loginNameOrEmail.trim();
@@ -70,14 +71,14 @@ export async function requestPasswordReset(inst: Engine, loginNameOrEmail: strin
     if (byEmail.length === 1) user = byEmail[0];
   }
   if (!user || user.locked) return;
-  const perAccount = await hitRateLimit(inst.db, `reset:user:${user.id}`, RESET_LIMITS.perAccount, RESET_LIMITS.windowSeconds);
+  const perAccount = await hitRateLimit(inst.db, `reset:user:${user.id}`, RESET_LIMITS.perAccount, RESET_LIMITS.windowSeconds, dateOf(inst.clock));
   if (!perAccount.allowed) return;
   await sendPasswordReset(inst, user, actor, locale);
 }
 
 /** The user a reset link is for, while it works. */
 export async function resetLinkUser(inst: Engine, token: string): Promise<User | undefined> {
-  const reset = token ? await findPasswordReset(inst.db, token) : undefined;
+  const reset = token ? await findPasswordReset(inst.db, token, dateOf(inst.clock)) : undefined;
   return reset ? getUser(inst.db, reset.userId) : undefined;
 }
 
@@ -97,12 +98,12 @@ export async function completePasswordReset(inst: Engine, token: string, passwor
   if (violations.length) return { ok: false, reason: "policy", violations };
   // Revoked tokens leave the token caches of every instance once this commits.
   const done = await mutate(inst, [{ cache: "accessTokens" }], async (tx) => {
-    const reset = await consumePasswordReset(tx, token);
+    const reset = await consumePasswordReset(tx, token, dateOf(inst.clock));
     if (!reset) return false;
-    await retirePasswordResets(tx, reset.userId);
-    await setPassword(tx, reset.userId, password);
-    await cutOffUser(tx, reset.userId, "password_reset");
-    await liftUserLockout(tx, reset.userId);
+    await retirePasswordResets(tx, reset.userId, dateOf(inst.clock));
+    await setPassword(tx, reset.userId, password, { now: dateOf(inst.clock) });
+    await cutOffUser(tx, reset.userId, "password_reset", dateOf(inst.clock));
+    await liftUserLockout(tx, reset.userId, dateOf(inst.clock));
     await recordAudit(tx, { ...actor, type: "user", id: reset.userId }, { action: "user.password_reset", targetType: "user", targetId: reset.userId, details: {} });
     return true;
   });

@@ -25,10 +25,10 @@ export async function checkPassword(
     policy: LockoutPolicy;
     primaryDomain: string;
     trustedUserIds?: string[];
-    now?: Date;
+    now: Date;
   },
 ): Promise<PasswordCheck> {
-  const now = opts.now ?? new Date();
+  const now = opts.now;
   const user = opts.loginName.length <= 320 ? await findUserByLoginName(db, opts.loginName, opts.primaryDomain) : undefined;
   const attempt: Attempt = {
     accountKey: accountKeyOf(user?.id, opts.loginName, opts.primaryDomain),

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { randomInt } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
 import QRCode from "qrcode";
@@ -46,7 +47,7 @@ export type TotpEnrolment = { factorId: string; secret: string; uri: string; qrS
 
 /** The user's pending TOTP enrolment (the same one until confirmed or PENDING_TOTP_SECONDS old). */
 export async function totpEnrolment(inst: Engine, user: { id: string; username: string }, issuerLabel: string): Promise<TotpEnrolment> {
-  const factor = await pendingTotp(inst.db, inst.masterKey, user.id, () => new Secret({ size: 20 }).base32);
+  const factor = await pendingTotp(inst.db, inst.masterKey, user.id, () => new Secret({ size: 20 }).base32, dateOf(inst.clock));
   const secret = totpSecretOf(inst.masterKey, factor);
   const uri = totpOf(issuerLabel, user.username, secret).toString();
   const qrSvg = await QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "M", margin: 1 });
@@ -67,7 +68,7 @@ export async function newRecoveryCodes(inst: Engine, userId: string, actor: Acto
     return `${c.slice(0, 5)}-${c.slice(5)}`;
   });
   await inst.db.transaction(async (tx) => {
-    await replaceRecoveryCodes(tx, inst.masterKey, userId, codes);
+    await replaceRecoveryCodes(tx, inst.masterKey, userId, codes, dateOf(inst.clock));
     await recordAudit(tx, actor, { action: "user.recovery_codes.generated", targetType: "user", targetId: userId, details: { count: codes.length } });
   });
   return codes;
@@ -89,7 +90,7 @@ export async function confirmTotpEnrolment(
   factorId: string,
   input: { code: string; name: string },
   actor: Actor,
-  now = new Date(),
+  now = dateOf(inst.clock),
 ): Promise<{ ok: true; recoveryCodes: string[] | null } | { ok: false }> {
   const pending = await getFactor(inst.db, userId, factorId);
   if (!pending || pending.type !== "totp" || pending.confirmedAt) return { ok: false };
@@ -115,7 +116,7 @@ export async function checkSecondFactor(
   inst: Engine,
   opts: { userId: string; code: string; address: string; trusted: boolean; policy: LockoutPolicy; now?: Date },
 ): Promise<FactorCheck> {
-  const now = opts.now ?? new Date();
+  const now = opts.now ?? dateOf(inst.clock);
   const attempt: Attempt = { accountKey: accountKeyOf(opts.userId, "", ""), address: opts.address, trusted: opts.trusted };
   const verdict = await attemptVerdict(inst.db, opts.policy, attempt, now);
   if (!verdict.allowed) return { ok: false, reason: verdict.reason, retryAfterSeconds: verdict.retryAfterSeconds };

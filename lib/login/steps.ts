@@ -137,7 +137,7 @@ export async function pendingStep(
   r: AuthRequest,
   client: Pick<Client, "id" | "firstParty">,
   primaryDomain: string,
-  now = new Date(),
+  now: Date,
 ): Promise<Step<SessionAccount>> {
   return nextStep(
     await loadPolicyInput(store, {

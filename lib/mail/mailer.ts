@@ -1,4 +1,5 @@
 import type { Config } from "@/lib/config";
+import { dateOf, type Clock } from "@/lib/clock";
 import type { Executor } from "@/lib/db/client";
 import type { Logger } from "@/lib/log";
 import { pageOverrides } from "@/lib/i18n/overrides";
@@ -11,7 +12,7 @@ import { mailServerOf, type MailServer } from "./transport";
 /** Seconds to wait after the 1st, 2nd... failed try; after the last, the mail stays `failed`. */
 const RETRY_DELAYS = [30, 120, 600, 1800, 7200];
 
-type Scope = { db: Executor; caches: Caches; config: Config; masterKey: Buffer; log: Logger; issuer: string };
+type Scope = { db: Executor; caches: Caches; clock: Clock; config: Config; masterKey: Buffer; log: Logger; issuer: string };
 
 /**
  * Torii's mail: every mail is first written to the outbox (in the caller's transaction when it
@@ -60,7 +61,7 @@ export class Mailer {
 
   /** Writes a composed mail to the outbox with `db` (a transaction commits it with the rest); call `kick` after. */
   enqueue(db: Executor, composed: { mail: NewMail; state: "queued" | "held" }): Promise<OutboxMail> {
-    return enqueueMail(db, composed.mail, composed.state);
+    return enqueueMail(db, composed.mail, composed.state, dateOf(this.scope.clock));
   }
 
   /** Delivers what is due now, in the background (after a commit that queued mail). */
@@ -84,7 +85,7 @@ export class Mailer {
   }
 
   /** One pass over the due mails; returns once each was tried. */
-  async deliverDue(now = new Date()): Promise<void> {
+  async deliverDue(now = dateOf(this.scope.clock)): Promise<void> {
     const settings = await getSettings(this.scope);
     const server = this.mailServer(settings);
     if (!server) return;
@@ -108,11 +109,11 @@ export class Mailer {
   private async deliverOne(server: MailServer, mail: OutboxMail): Promise<void> {
     try {
       await server.transport.sendMail({ from: server.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
-      await markMailSent(this.scope.db, mail.id);
+      await markMailSent(this.scope.db, mail.id, dateOf(this.scope.clock));
     } catch (err) {
       const delay = RETRY_DELAYS[mail.attempts - 1];
       const message = err instanceof Error ? err.message : String(err);
-      await markMailFailed(this.scope.db, mail.id, message, delay === undefined ? null : new Date(Date.now() + delay * 1000));
+      await markMailFailed(this.scope.db, mail.id, message, delay === undefined ? null : new Date(this.scope.clock.now() + delay * 1000));
       this.scope.log.warn({ mailId: mail.id, attempts: mail.attempts, error: message }, "mail not delivered");
     }
   }

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { API_CHANGED, assignRole, deleteApi, insertApi, listApis, readApi, roleHolders, rolesOf, rotateApiSecret, setRoles, unassignRole, updateApi, type Api } from "@/lib/store/apis";
 import { listClientIds } from "@/lib/store/clients";
@@ -257,7 +258,7 @@ export const apiRoutes = [
     async handler(ctx, patch) {
       const current = await load(ctx);
       const api = await mutate(ctx.inst, [API_CHANGED, { cache: "accessTokens" }], async (tx) => {
-        const updated = (await updateApi(tx, current.id, patch))!;
+        const updated = (await updateApi(tx, current.id, patch, dateOf(ctx.inst.clock)))!;
         await recordAudit(tx, ctx.actor, { action: "api.updated", targetType: "api", targetId: current.id, details: { fields: Object.keys(patch) } });
         return updated;
       });
@@ -275,7 +276,7 @@ export const apiRoutes = [
     async handler(ctx) {
       const current = await load(ctx);
       await mutate(ctx.inst, [API_CHANGED, { cache: "accessTokens" }, { cache: "clients" }], async (tx) => {
-        await deleteApi(tx, current.id);
+        await deleteApi(tx, current.id, dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, { action: "api.deleted", targetType: "api", targetId: current.id, details: { identifier: current.identifier } });
       });
       return undefined;
@@ -292,7 +293,7 @@ export const apiRoutes = [
     async handler(ctx) {
       const current = await load(ctx);
       const secret = await mutate(ctx.inst, [API_CHANGED], async (tx) => {
-        const s = (await rotateApiSecret(tx, current.id))!;
+        const s = (await rotateApiSecret(tx, current.id, dateOf(ctx.inst.clock)))!;
         await recordAudit(tx, ctx.actor, { action: "api.secret_rotated", targetType: "api", targetId: current.id, details: {} });
         return s;
       });

@@ -12,14 +12,14 @@ const unauthorized = (message: string, challenge: string) =>
   new ApiError(401, "unauthorized", message, undefined, { "WWW-Authenticate": challenge });
 
 /** The administrator behind `Authorization: Bearer <PAT>`; 401 without a valid PAT, 403 for a non-admin. */
-export async function authenticateAdmin(request: Request, db: Executor): Promise<User> {
+export async function authenticateAdmin(request: Request, db: Executor, now: Date): Promise<User> {
   const header = request.headers.get("authorization");
   if (!header) throw unauthorized("A personal access token is required: Authorization: Bearer <token>.", 'Bearer realm="management"');
   const m = /^Bearer +([\x21-\x7e]+) *$/i.exec(header);
   if (!m) {
     throw unauthorized("Use Authorization: Bearer <personal access token>.", 'Bearer realm="management", error="invalid_request"');
   }
-  const row = await userForPat(db, m[1]!);
+  const row = await userForPat(db, m[1]!, now);
   if (!row) {
     throw unauthorized("The token is unknown, expired, or its user is locked.", 'Bearer realm="management", error="invalid_token"');
   }

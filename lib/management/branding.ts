@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { logoSrc } from "@/lib/logo";
 import { recordAudit } from "@/lib/store/audit";
@@ -125,7 +126,7 @@ export const brandingRoutes = [
           ...(newLogo !== undefined
             ? { logo: newLogo ? newLogo.bytes : null, logoContentType: newLogo ? newLogo.type : null }
             : {}),
-        });
+        }, dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, {
           action: "branding.updated",
           targetType: "instance",

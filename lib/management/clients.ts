@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { mutate } from "@/lib/store/invalidation";
 import { ACCESS_TOKEN_FORMATS, CLIENT_AUTH_METHODS as AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from "@/lib/protocol/vocabulary";
@@ -331,8 +332,8 @@ export const clientRoutes = [
       // Between basic and post the secret stays; into a secret method a new one is made; out of one it is dropped.
       const secret = needsSecret && !(hadSecret && current.secretHash) ? generateClientSecret() : null;
       const client = await mutate(ctx.inst, [clientChanged(current.id)], async (tx) => {
-        let c = await updateClient(tx, current.id, patch);
-        if (secret || (!needsSecret && current.secretHash)) c = await setClientSecret(tx, current.id, secret);
+        let c = await updateClient(tx, current.id, patch, dateOf(ctx.inst.clock));
+        if (secret || (!needsSecret && current.secretHash)) c = await setClientSecret(tx, current.id, secret, dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, {
           action: "client.updated",
           targetType: "client",
@@ -357,7 +358,7 @@ export const clientRoutes = [
       const id = ctx.params.clientId!;
       await mutate(ctx.inst, [clientChanged(id), { cache: "accessTokens" }], async (tx) => {
         if (!(await deleteClient(tx, id))) throw notFound("client");
-        await cutOffClient(tx, id, "client_deleted");
+        await cutOffClient(tx, id, "client_deleted", dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, { action: "client.deleted", targetType: "client", targetId: id, clientId: id });
       });
       return undefined;
@@ -378,7 +379,7 @@ export const clientRoutes = [
       }
       const secret = generateClientSecret();
       await mutate(ctx.inst, [clientChanged(client.id)], async (tx) => {
-        await setClientSecret(tx, client.id, secret);
+        await setClientSecret(tx, client.id, secret, dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, {
           action: "client.secret_rotated",
           targetType: "client",

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { recordAudit } from "@/lib/store/audit";
 import { mutateSettings, readSettings, writeSettings } from "@/lib/store/settings";
@@ -30,7 +31,7 @@ export const featureRoutes = [
       return mutateSettings(ctx.inst, async (tx) => {
         const current = (await readSettings(tx))!.features;
         const features = { ...current, ...body };
-        await writeSettings(tx, { features });
+        await writeSettings(tx, { features }, dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, { action: "features.updated", targetType: "instance", details: { from: current, to: features } });
         return features;
       });

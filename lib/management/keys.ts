@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { listSigningKeys, rotateSigningKey } from "@/lib/keys/signing-keys";
 import { named, route } from "./route";
@@ -25,7 +26,7 @@ export const keyRoutes = [
     tag: "keys",
     success: { status: 200, description: "The keys.", schema: KeyList },
     async handler(ctx) {
-      const keys = await listSigningKeys(ctx.db);
+      const keys = await listSigningKeys(ctx.db, dateOf(ctx.inst.clock));
       return {
         keys: keys.map((k) => ({
           kid: k.kid,
@@ -46,7 +47,7 @@ export const keyRoutes = [
     tag: "keys",
     success: { status: 200, description: "The new active key.", schema: Rotated },
     async handler(ctx) {
-      const before = (await listSigningKeys(ctx.db)).filter((k) => k.status !== "retired").map((k) => k.kid);
+      const before = (await listSigningKeys(ctx.db, dateOf(ctx.inst.clock))).filter((k) => k.status !== "retired").map((k) => k.kid);
       // rotateSigningKey records signing_key.rotated with this actor in its own transaction.
       const r = await rotateSigningKey(ctx.inst, {
         force: true,

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import type { OutboxMail } from "@/lib/store/mail-outbox";
 import { enqueueMail, getOutboxMail, listOutbox } from "@/lib/store/mail-outbox";
@@ -130,7 +131,7 @@ export const mailRoutes = [
           body.password === undefined ? (current.smtp?.passwordEnc ?? null) : body.password === null || body.password === "" ? null : sealSmtpPassword(ctx.inst.masterKey, body.password);
         const s = await writeSettings(tx, {
           smtp: { host: body.host, port: body.port, security: body.security, user: body.user || null, passwordEnc, fromAddress: body.fromAddress, fromName: body.fromName || null },
-        });
+        }, dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, { action: "settings.smtp_updated", targetType: "instance", details: { host: body.host, port: body.port, security: body.security } });
         return s;
       });
@@ -146,7 +147,7 @@ export const mailRoutes = [
     success: { status: 204, description: "Removed." },
     async handler(ctx) {
       await mutateSettings(ctx.inst, async (tx) => {
-        await writeSettings(tx, { smtp: null });
+        await writeSettings(tx, { smtp: null }, dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, { action: "settings.smtp_updated", targetType: "instance", details: { removed: true } });
       });
       return undefined;
@@ -165,7 +166,7 @@ export const mailRoutes = [
       const settings = (await readSettings(ctx.db))!;
       if (!ctx.inst.mail.mailServer(settings)) throw conflict("No mail server is configured.", [{ path: "", code: "smtp_not_configured", message: "Set the mail server first." }]);
       const { mail } = await ctx.inst.mail.compose("smtpTest", { address: body.to, locale: settings.defaultLocale }, {});
-      const row = await enqueueMail(ctx.db, mail, "queued");
+      const row = await enqueueMail(ctx.db, mail, "queued", dateOf(ctx.inst.clock));
       await recordAudit(ctx.db, ctx.actor, { action: "settings.smtp_tested", targetType: "instance", details: { mailId: row.id } });
       return mailView((await ctx.inst.mail.deliverNow(row.id))!);
     },

@@ -29,6 +29,7 @@ type RouteDef<
   B extends z.ZodType | undefined = undefined,
   Q extends z.ZodType | undefined = undefined,
   S extends z.ZodType | undefined = undefined,
+  D extends z.ZodType | undefined = undefined,
 > = {
   method: Method;
   /** Below /management/v1, with `{name}` path parameters. */
@@ -38,7 +39,7 @@ type RouteDef<
   tag: string;
   body?: B;
   /** Documents a body the handler validates itself (when the schema depends on stored state). */
-  bodyDoc?: z.ZodType;
+  bodyDoc?: D;
   query?: Q;
   success: { status: 200 | 201 | 204; description: string; schema?: S };
   /** Error statuses besides 400/401/403 that this route can answer, for the OpenAPI document. */
@@ -46,7 +47,7 @@ type RouteDef<
   handler: (ctx: Ctx, body: Out<B>, query: Out<Q>) => Promise<Result<S>>;
 };
 
-export type AnyRoute = RouteDef<string, string, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined>;
+export type AnyRoute = RouteDef<string, string, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined>;
 
 /**
  * A route as its module declares it: the router and the OpenAPI document read it as `AnyRoute`;
@@ -60,15 +61,19 @@ export type TypedRoute<O extends string, P extends string, B, Q, S> = AnyRoute &
   readonly types?: { body: B; query: Q; response: S };
 };
 
-/** Declares a route with its body and query types flowing into the handler. */
+/**
+ * Declares a route with its body and query types flowing into the handler. Its body type for
+ * callers is `body`'s, else `bodyDoc`'s (a body the handler validates itself is still typed).
+ */
 export function route<
   const O extends string,
   const P extends string,
   B extends z.ZodType | undefined = undefined,
   Q extends z.ZodType | undefined = undefined,
   S extends z.ZodType | undefined = undefined,
->(def: RouteDef<O, P, B, Q, S>): TypedRoute<O, P, B, Q, S> {
-  return def as unknown as TypedRoute<O, P, B, Q, S>;
+  D extends z.ZodType | undefined = undefined,
+>(def: RouteDef<O, P, B, Q, S, D>): TypedRoute<O, P, B extends z.ZodType ? B : D, Q, S> {
+  return def as unknown as TypedRoute<O, P, B extends z.ZodType ? B : D, Q, S>;
 }
 
 /** Names of the schemas that appear in the OpenAPI document's components. */

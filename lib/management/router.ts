@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { hasNul, isInputDataError } from "@/lib/http/text-input";
 import { clientAddress } from "@/lib/http/client-address";
 import type { Engine } from "@/lib/engine";
@@ -55,7 +56,7 @@ export function handleManagement(inst: Engine, request: Request): Promise<Respon
       if (request.method !== "GET") throw methodNotAllowed(["GET"]);
       return jsonResponse(openApiDocument(inst.config.issuer), 200, { "Cache-Control": "no-cache" });
     }
-    const user = await authenticateAdmin(request, inst.db);
+    const user = await authenticateAdmin(request, inst.db, dateOf(inst.clock));
     return dispatchAuthenticated(request, path, url, inst, user);
   });
 }

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { refreshReuseIntervalSeconds } from "@/lib/oauth/grants/refresh-successor";
 import { recordAudit } from "@/lib/store/audit";
@@ -194,7 +195,7 @@ export const settingsRoutes = [
             { path: "lifetimes.sessionIdle", code: "idle_exceeds_absolute", message: "The idle session lifetime cannot exceed the absolute one." },
           ]);
         }
-        const updated = await writeSettings(tx, next);
+        const updated = await writeSettings(tx, next, dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, {
           action: "settings.updated",
           targetType: "instance",

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { isLocale, LOCALES, type Locale } from "@/lib/i18n/locales";
 import { defaultTexts, mutateOverrides, overrideProblem } from "@/lib/i18n/overrides";
@@ -80,7 +81,7 @@ export const textRoutes = [
       }
       if (problems.length) throw invalidFields(problems);
       await mutateOverrides(ctx.inst, async (tx) => {
-        await writeOverrides(tx, locale, changes);
+        await writeOverrides(tx, locale, changes, dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, {
           action: "texts.updated",
           targetType: "instance",

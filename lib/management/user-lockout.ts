@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { liftUserLockout, userLockout, type UserLockout } from "@/lib/login/lockout";
 import { recordAudit } from "@/lib/store/audit";
@@ -47,7 +48,7 @@ export const userLockoutRoutes = [
     errors: [404],
     async handler(ctx) {
       const id = await requireUser(ctx);
-      return view(await userLockout(ctx.db, (await getSettings(ctx.inst)).lockoutPolicy, id));
+      return view(await userLockout(ctx.db, (await getSettings(ctx.inst)).lockoutPolicy, id, dateOf(ctx.inst.clock)));
     },
   }),
   route({
@@ -62,9 +63,9 @@ export const userLockoutRoutes = [
       const id = await requireUser(ctx);
       const { lockoutPolicy } = await getSettings(ctx.inst);
       return ctx.db.transaction(async (tx) => {
-        const wasLocked = await liftUserLockout(tx, id);
+        const wasLocked = await liftUserLockout(tx, id, dateOf(ctx.inst.clock));
         await recordAudit(tx, ctx.actor, { action: "user.lockout.lifted", targetType: "user", targetId: id, details: { wasLocked } });
-        return view(await userLockout(tx, lockoutPolicy, id));
+        return view(await userLockout(tx, lockoutPolicy, id, dateOf(ctx.inst.clock)));
       });
     },
   }),

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { exportJWK, generateKeyPair } from "jose";
 import { z } from "zod";
 import { randomId } from "@/lib/crypto";
@@ -49,10 +50,19 @@ const address = z.strictObject({
   country: text().nullable().optional(),
 });
 const roles = z.array(z.enum(ROLES)).transform((l) => [...new Set(l)]);
+/** A date that must be in the future: checked in the handler against the engine's clock (`future`). */
 const futureDate = z.iso
   .datetime({ offset: true })
   .transform((v) => new Date(v))
-  .refine((d) => d.getTime() > Date.now(), { message: "Must be in the future.", params: { code: "in_future" } });
+  .describe("Must be in the future.");
+
+/** The expiry given, refused with a field error unless it is later than now by the engine's clock. */
+function future(ctx: Ctx, expiresAt: Date | undefined): Date | null {
+  if (expiresAt && expiresAt.getTime() <= ctx.inst.clock.now()) {
+    throw invalidFields([{ path: "expiresAt", code: "in_future", message: "Must be in the future." }]);
+  }
+  return expiresAt ?? null;
+}
 
 const humanFields = {
   username,
@@ -240,11 +250,12 @@ function userView(u: User, primaryDomain: string): z.infer<typeof UserView> {
 /** The stored form of the API's `passwordChangeRequired`: since when (lib/login/signin-policy.ts says why). */
 function changeRequiredSince<T extends { passwordChangeRequired?: boolean }>(
   fields: T,
+  now: Date,
   current: Date | null = null,
 ): Omit<T, "passwordChangeRequired"> & { passwordChangeRequiredSince?: Date | null } {
   const { passwordChangeRequired, ...rest } = fields;
   if (passwordChangeRequired === undefined) return rest;
-  return { ...rest, passwordChangeRequiredSince: passwordChangeRequired ? (current ?? new Date()) : null };
+  return { ...rest, passwordChangeRequiredSince: passwordChangeRequired ? (current ?? now) : null };
 }
 
 function keyView(k: MachineKey): z.infer<typeof KeyView> {
@@ -324,7 +335,7 @@ export const userRoutes = [
           const problems = await policyProblems(ctx.db, pw);
           if (problems.length) throw invalidFields(problems);
         }
-        data = { ...changeRequiredSince(f), type: "human" };
+        data = { ...changeRequiredSince(f, dateOf(ctx.inst.clock)), type: "human" };
         password = pw;
       }
       try {
@@ -382,7 +393,7 @@ export const userRoutes = [
       const current = await load(ctx);
       // A demand for a new password keeps the moment it was first made (sessions signed in since are asked).
       const patch: Partial<NewUser> =
-        current.type === "machine" ? parseWith(MachinePatch, ctx.rawBody) : changeRequiredSince(parseWith(HumanPatch, ctx.rawBody), current.passwordChangeRequiredSince);
+        current.type === "machine" ? parseWith(MachinePatch, ctx.rawBody) : changeRequiredSince(parseWith(HumanPatch, ctx.rawBody), dateOf(ctx.inst.clock), current.passwordChangeRequiredSince);
       if (current.type === "human") {
         if (patch.email !== undefined && patch.email !== current.email && patch.emailVerified === undefined) {
           patch.emailVerified = false;
@@ -395,7 +406,7 @@ export const userRoutes = [
         // Introspection and userinfo answer from cached tokens, which carry the user: a change
         // (a lock above all) drops them when it commits, on every instance.
         const user = await mutate(ctx.inst, USER_TOKENS_STALE, async (tx) => {
-          const u = await updateUser(tx, current.id, patch);
+          const u = await updateUser(tx, current.id, patch, dateOf(ctx.inst.clock));
           await audit(ctx, tx, "user.updated", current.id, { fields: Object.keys(patch) });
           if (patch.roles && patch.roles.join() !== current.roles.join()) {
             await audit(ctx, tx, "user.roles_changed", current.id, { from: current.roles, to: patch.roles });
@@ -406,7 +417,7 @@ export const userRoutes = [
           }
           if (patch.locked !== undefined && patch.locked !== current.locked) {
             await audit(ctx, tx, patch.locked ? "user.locked" : "user.unlocked", current.id);
-            if (patch.locked) await cutOffUser(tx, current.id, "user_locked");
+            if (patch.locked) await cutOffUser(tx, current.id, "user_locked", dateOf(ctx.inst.clock));
           }
           const staysAdmin = isActiveAdmin({ roles: patch.roles ?? current.roles, locked: patch.locked ?? current.locked });
           if (isActiveAdmin(current) && !staysAdmin) await ensureAnotherAdmin(tx, current.id);
@@ -434,7 +445,7 @@ export const userRoutes = [
       const current = await load(ctx);
       await mutate(ctx.inst, USER_TOKENS_STALE, async (tx) => {
         if (isActiveAdmin(current)) await ensureAnotherAdmin(tx, id);
-        await cutOffUser(tx, id, "user_deleted");
+        await cutOffUser(tx, id, "user_deleted", dateOf(ctx.inst.clock));
         if (!(await deleteUser(tx, id))) throw notFound("user");
         await audit(ctx, tx, "user.deleted", id);
       });
@@ -457,7 +468,7 @@ export const userRoutes = [
       if (problems.length) throw invalidFields(problems);
       await ctx.db.transaction(async (tx) => {
         // Setting a password ends any demand for a new one; a temporary password makes a new one.
-        await setPassword(tx, user.id, body.password, { changeRequired: body.passwordChangeRequired });
+        await setPassword(tx, user.id, body.password, { changeRequired: body.passwordChangeRequired, now: dateOf(ctx.inst.clock) });
         await audit(ctx, tx, "user.password_set", user.id, { passwordChangeRequired: body.passwordChangeRequired });
       });
       return undefined;
@@ -474,6 +485,7 @@ export const userRoutes = [
     success: { status: 201, description: "The key; privateKey only when generated.", schema: KeyCreated },
     errors: [404],
     async handler(ctx, body) {
+      const expiresAt = future(ctx, body.expiresAt);
       const user = await load(ctx);
       if (user.type !== "machine") throw invalid("Keys belong to machine users.");
       const keyId = randomId();
@@ -493,7 +505,7 @@ export const userRoutes = [
         privateKey = { ...(await exportJWK(pair.privateKey)), kid: keyId, alg, use: "sig" };
       }
       const key = await ctx.db.transaction(async (tx) => {
-        const k = await insertMachineKey(tx, user.id, publicJwk, alg, body.expiresAt ?? null, keyId);
+        const k = await insertMachineKey(tx, user.id, publicJwk, alg, expiresAt, keyId);
         await audit(ctx, tx, "user.key_added", user.id, { keyId, alg, generated: !body.publicKey });
         return k;
       });
@@ -540,10 +552,11 @@ export const userRoutes = [
     success: { status: 201, description: "The token.", schema: PatCreated },
     errors: [404],
     async handler(ctx, body) {
+      const expiresAt = future(ctx, body.expiresAt);
       const user = await load(ctx);
       const token = generatePat();
       const pat = await ctx.db.transaction(async (tx) => {
-        const p = await insertPat(tx, user.id, token, body.expiresAt ?? null);
+        const p = await insertPat(tx, user.id, token, expiresAt);
         await audit(ctx, tx, "user.pat_created", user.id, { patId: p.id });
         return p;
       });
@@ -614,7 +627,7 @@ export const userRoutes = [
       const user = await load(ctx);
       const clientId = ctx.params.clientId!;
       await mutate(ctx.inst, USER_TOKENS_STALE, async (tx) => {
-        if (!(await revokeConsent(tx, user.id, clientId))) throw notFound("consent");
+        if (!(await revokeConsent(tx, user.id, clientId, dateOf(ctx.inst.clock)))) throw notFound("consent");
         await recordAudit(tx, ctx.actor, { action: "consent.revoked", targetType: "user", targetId: user.id, clientId, details: {} });
       });
       return undefined;

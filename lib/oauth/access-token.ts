@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import type { StoredToken } from "@/lib/store/tokens";
 import type { User } from "@/lib/store/users";
 import { GRANT_CLAIM, looksLikeJwt, verifyOwnJwt, type TokenEnv } from "./tokens";
@@ -27,7 +28,7 @@ export type ActiveAccessToken = {
 };
 
 /** A stored token (opaque access or refresh) that is neither revoked nor expired. */
-export function isStoredTokenActive(t: StoredToken, now = new Date()): boolean {
+export function isStoredTokenActive(t: StoredToken, now: Date): boolean {
   return !t.revokedAt && t.expiresAt > now;
 }
 
@@ -40,7 +41,7 @@ const str = (v: unknown): string | null => (typeof v === "string" && v ? v : nul
  * an ID token, or a token whose client or user is gone. Introspection and userinfo share this
  * so that both answer the same question the same way.
  */
-export async function resolveAccessToken(env: TokenEnv, token: string, now = Date.now()): Promise<ActiveAccessToken | undefined> {
+export async function resolveAccessToken(env: TokenEnv, token: string, now = env.store.clock.now()): Promise<ActiveAccessToken | undefined> {
   if (!token || token.length > 8192) return undefined;
   // An active token is answered from memory for a few seconds (a resource server introspects the
   // same token on every request); every revocation drops that memory when it commits.
@@ -103,7 +104,7 @@ async function fromJwt(env: TokenEnv, token: string): Promise<Unchecked | undefi
 async function fromStored(env: TokenEnv, token: string): Promise<Unchecked | undefined> {
   const t = await env.store.tokens.findByValue(token);
   // Refresh tokens are credentials of their client, never access tokens (see introspect.ts).
-  if (!t || t.kind !== "access" || !isStoredTokenActive(t)) return undefined;
+  if (!t || t.kind !== "access" || !isStoredTokenActive(t, dateOf(env.store.clock))) return undefined;
   return {
     format: "opaque",
     jti: t.id,

@@ -54,7 +54,7 @@ export async function completeAuthorization(
       scopes: req.scopes,
       resources: req.resources,
       claims: req.claims ? { idToken: req.claims.idToken, userinfo: req.claims.userinfo } : null,
-      expiresAt: new Date(Date.now() + Math.max(client.refreshTokenLifetime, client.accessTokenLifetime) * 1000),
+      expiresAt: new Date(tx.clock.now() + Math.max(client.refreshTokenLifetime, client.accessTokenLifetime) * 1000),
     });
     await tx.audit.record(
       { type: "user", id: user.id },

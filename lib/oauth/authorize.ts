@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { isInputDataError } from "@/lib/http/text-input";
 import { BodyTooLarge, bodyTooLargeResponse } from "@/lib/http/body";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
@@ -77,7 +78,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
     // below), so requests that end in an error leave nothing behind.
     const knownUa = await userAgentOfRequest(inst.store, inst.config.issuer, request);
     const cookies = [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") })];
-    const now = new Date();
+    const now = dateOf(inst.clock);
     const policyRequest = {
       prompt: req.prompt,
       maxAge: req.maxAge,
@@ -163,7 +164,7 @@ export async function handleAuthorizeCallback(inst: Engine, request: Request): P
   if (!client || !client.redirectUris.includes(authRequest.redirectUri)) {
     return authorizeErrorPage({ status: 400, locale: authRequest.locale, code: "unknownClient", theme: settings.branding, texts });
   }
-  const now = new Date();
+  const now = dateOf(inst.clock);
   const step = await pendingStep(inst.store, authRequest, client, settings.primaryDomain, now);
   if (step.step !== "finish" && step.step !== "error") {
     const next = interactionPage(step, id);

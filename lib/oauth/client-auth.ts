@@ -1,3 +1,4 @@
+import { dateOf, secondsOf } from "@/lib/clock";
 import { hasNul } from "@/lib/http/text-input";
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from "jose";
 import type { Caches } from "@/lib/store/caches";
@@ -210,11 +211,12 @@ async function verifyAssertion(keys: JWTVerifyGetKey | undefined, id: string, as
       audience: [env.issuer, endpointUrl(env.issuer, "token"), env.issuer + pathname],
       requiredClaims: ["exp", "jti"],
       clockTolerance: CLOCK_SKEW_SECONDS,
+      currentDate: dateOf(env.store.clock),
     }));
   } catch (err) {
     throw new InvalidClient(`The client assertion is invalid: ${describeJoseError(err)}.`);
   }
-  const problem = assertionTimeProblem(payload);
+  const problem = assertionTimeProblem(payload, secondsOf(env.store.clock));
   if (problem) throw new InvalidClient(`The client assertion ${problem}.`);
   if (typeof payload.jti !== "string" || !payload.jti) throw new InvalidClient("The client assertion has no jti.");
   const fresh = await env.store.replay.consumeOnce(`client:${id}`, payload.jti, jtiMemoryUntil(payload.exp!));

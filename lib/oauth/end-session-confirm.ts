@@ -27,7 +27,7 @@ export async function handleLogoutConfirm(inst: Engine, request: Request): Promi
     const sealed = form.get("request") ?? "";
     const ua = await userAgentOfRequest(inst.store, issuer, request);
     if (!ua || !verifyLogoutCsrf(inst.masterKey, ua.id, sealed, form.get("csrf"))) return refuse();
-    const pending = openPendingLogout(inst.masterKey, sealed, ua.id);
+    const pending = openPendingLogout(inst.masterKey, sealed, ua.id, inst.clock.now());
     if (!pending) return refuse();
     await performLogout(inst, {
       userAgentId: ua.id,

@@ -23,13 +23,13 @@ export const PENDING_LOGOUT_SECONDS = 600;
 
 const mac = (masterKey: Buffer, body: string) => hmac(masterKey, `logout-request:${body}`);
 
-export function sealPendingLogout(masterKey: Buffer, p: Omit<PendingLogout, "exp">, now = Date.now()): string {
+export function sealPendingLogout(masterKey: Buffer, p: Omit<PendingLogout, "exp">, now: number): string {
   const body = Buffer.from(JSON.stringify({ ...p, exp: Math.floor(now / 1000) + PENDING_LOGOUT_SECONDS })).toString("base64url");
   return `${body}.${mac(masterKey, body)}`;
 }
 
 /** The pending logout if `sealed` is intact, unexpired and belongs to `userAgentId`. */
-export function openPendingLogout(masterKey: Buffer, sealed: string, userAgentId: string, now = Date.now()): PendingLogout | undefined {
+export function openPendingLogout(masterKey: Buffer, sealed: string, userAgentId: string, now: number): PendingLogout | undefined {
   if (sealed.length > 8192) return undefined;
   const [body, tag, ...rest] = sealed.split(".");
   if (!body || !tag || rest.length || !constantTimeEqual(mac(masterKey, body), tag)) return undefined;

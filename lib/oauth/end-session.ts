@@ -190,7 +190,7 @@ export async function handleEndSession(inst: Engine, request: Request): Promise<
     if (only !== "all" && only.userId === null) return done(d.redirect);
     const tied = d.hint !== null && live.some((s) => s.id === d.hint!.sid || s.userId === d.hint!.sub);
     if (live.length && !tied) {
-      const sealed = sealPendingLogout(inst.masterKey, { ua: ua.id, client: d.client?.id ?? null, user: userId, redirect: d.redirect });
+      const sealed = sealPendingLogout(inst.masterKey, { ua: ua.id, client: d.client?.id ?? null, user: userId, redirect: d.redirect }, inst.clock.now());
       return redirect(issuer, `${LOGOUT_PATHS.confirm}?request=${encodeURIComponent(sealed)}`, request.method, cookies);
     }
     await performLogout(inst, {

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { clientAddress } from "@/lib/http/client-address";
 import { json, NO_STORE } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
@@ -49,7 +50,7 @@ async function revokeStoredValue(env: TokenEnv, client: Client, token: string): 
   if (!t || t.clientId !== client.id) return undefined;
   if (t.kind === "access") {
     // Spec 4.6: revoking an access token revokes only that token.
-    if (!isStoredTokenActive(t)) return undefined;
+    if (!isStoredTokenActive(t, dateOf(env.store.clock))) return undefined;
     await env.store.tokens.revoke(t.id);
     return { revoked: true, kind: "access_token", format: "opaque", id: t.id };
   }

@@ -1,3 +1,4 @@
+import { dateOf, secondsOf } from "@/lib/clock";
 import type { Target } from "./resources";
 import { createHash } from "node:crypto";
 import { jwtVerify, SignJWT, type JWTPayload } from "jose";
@@ -74,7 +75,7 @@ export type TokenContext = IssueEnv & {
 export type IssuedAccessToken = { token: string; expiresIn: number; jti: string; format: "jwt" | "opaque"; expiresAt: Date };
 
 function nowSeconds(ctx: TokenContext): number {
-  return ctx.now ?? Math.floor(Date.now() / 1000);
+  return ctx.now ?? secondsOf(ctx.repos.clock);
 }
 
 function subjectOf(ctx: TokenContext): string {
@@ -241,6 +242,7 @@ export async function verifyOwnJwt(
       algorithms: [SIGNING_ALG],
       issuer: env.issuer,
       requiredClaims: ["exp", "iat", "sub"],
+      currentDate: dateOf(env.store.clock),
     });
     if ((protectedHeader.typ ?? "JWT") !== typ) return undefined;
     const revoked = await env.store.tokens.isAccessTokenRevoked({

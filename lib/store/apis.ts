@@ -18,8 +18,8 @@ export async function insertApi(db: Executor, data: NewApi): Promise<Api> {
 }
 
 /** Changes an API; roles it no longer defines are taken from every user and client that held them. */
-export async function updateApi(db: Executor, id: string, patch: Partial<NewApi>): Promise<Api | undefined> {
-  const [api] = await db.update(apis).set({ ...patch, updatedAt: new Date() }).where(eq(apis.id, id)).returning();
+export async function updateApi(db: Executor, id: string, patch: Partial<NewApi>, now: Date): Promise<Api | undefined> {
+  const [api] = await db.update(apis).set({ ...patch, updatedAt: now }).where(eq(apis.id, id)).returning();
   if (api && patch.roles) {
     const keys = patch.roles.map((r) => r.key);
     await db.delete(userRoles).where(and(eq(userRoles.apiId, id), keys.length ? notInArray(userRoles.roleKey, keys) : undefined));
@@ -33,9 +33,9 @@ export async function updateApi(db: Executor, id: string, patch: Partial<NewApi>
  * their `apiScopes`, and every token issued for it is revoked by its audience; callers drop the
  * token cache (`mutate` with `accessTokens`).
  */
-export async function deleteApi(db: Executor, id: string): Promise<Api | undefined> {
+export async function deleteApi(db: Executor, id: string, now: Date): Promise<Api | undefined> {
   const [api] = await db.delete(apis).where(eq(apis.id, id)).returning();
-  if (api) await revokeAudience(db, api.identifier, "api_deleted");
+  if (api) await revokeAudience(db, api.identifier, "api_deleted", now);
   if (api) await db.update(clients).set({ apiScopes: sql`${clients.apiScopes} - ${api.identifier}::text` }).where(sql`${clients.apiScopes} ? ${api.identifier}::text`);
   return api;
 }
@@ -55,9 +55,9 @@ export function getApis(scope: { db: Executor; caches: Caches }): Promise<Api[]>
 }
 
 /** A new introspection secret for the API; returned once, stored as a hash. */
-export async function rotateApiSecret(db: Executor, id: string): Promise<string | undefined> {
+export async function rotateApiSecret(db: Executor, id: string, now: Date): Promise<string | undefined> {
   const secret = randomToken(32);
-  const [api] = await db.update(apis).set({ secretHash: sha256(secret), updatedAt: new Date() }).where(eq(apis.id, id)).returning({ id: apis.id });
+  const [api] = await db.update(apis).set({ secretHash: sha256(secret), updatedAt: now }).where(eq(apis.id, id)).returning({ id: apis.id });
   return api ? secret : undefined;
 }
 

@@ -9,7 +9,7 @@ export type NewAuthRequest = Omit<typeof authRequests.$inferInsert, "idHash" | "
 /** Long enough to sign in (or register) without hurry; the request dies with it. */
 export const AUTH_REQUEST_LIFETIME_SECONDS = 3600;
 
-export async function createAuthRequest(db: Executor, data: NewAuthRequest, now = new Date()): Promise<{ id: string; row: AuthRequest }> {
+export async function createAuthRequest(db: Executor, data: NewAuthRequest, now: Date): Promise<{ id: string; row: AuthRequest }> {
   const id = randomToken(32);
   const [row] = await db
     .insert(authRequests)
@@ -23,7 +23,7 @@ export async function findPendingAuthRequest(
   db: Executor,
   id: string | null | undefined,
   userAgentId: string,
-  now = new Date(),
+  now: Date,
 ): Promise<AuthRequest | undefined> {
   if (!id || id.length > 100) return undefined;
   const [row] = await db
@@ -64,7 +64,7 @@ export async function takeWebauthnChallenge(db: Executor, id: string): Promise<s
 }
 
 /** Marks the request used; false when another request got there first (it is single-use). */
-export async function completeAuthRequest(db: Executor, id: string, now = new Date()): Promise<boolean> {
+export async function completeAuthRequest(db: Executor, id: string, now: Date): Promise<boolean> {
   const rows = await db
     .update(authRequests)
     .set({ completedAt: now })
@@ -73,6 +73,6 @@ export async function completeAuthRequest(db: Executor, id: string, now = new Da
   return rows.length === 1;
 }
 
-export async function purgeExpiredAuthRequests(db: Executor, now = new Date()): Promise<void> {
+export async function purgeExpiredAuthRequests(db: Executor, now: Date): Promise<void> {
   await db.delete(authRequests).where(lt(authRequests.expiresAt, now));
 }

@@ -4,6 +4,7 @@ import type { Client } from "@/lib/store/clients";
 import type { ActiveKey } from "@/lib/store/signing-keys";
 import type { Settings } from "@/lib/store/settings";
 import { TtlCache } from "@/lib/cache/ttl-cache";
+import type { Clock } from "@/lib/clock";
 
 /**
  * The engine's caches of what rarely changes and is read on every request. Each is short-lived
@@ -28,29 +29,43 @@ export type KeyMaterial = {
 };
 
 export class Caches {
-  readonly settings = new TtlCache<Settings>(3_000, 1);
-  readonly clients = new TtlCache<Client | undefined>(3_000);
-  readonly keys = new TtlCache<KeyMaterial>(5_000, 1);
-  readonly textOverrides = new TtlCache<Record<string, string>>(3_000, 16);
+  readonly settings: TtlCache<Settings>;
+  readonly clients: TtlCache<Client | undefined>;
+  readonly keys: TtlCache<KeyMaterial>;
+  readonly textOverrides: TtlCache<Record<string, string>>;
   /** Every API resource (a short list, read whole: resource indicators, scopes, discovery). */
-  readonly apis = new TtlCache<Api[]>(3_000, 1);
+  readonly apis: TtlCache<Api[]>;
   /** Access tokens found active, by the SHA-256 of the token (what they grant, lib/oauth/access-token.ts). */
-  readonly accessTokens = new TtlCache<object | undefined>(ACCESS_TOKEN_CACHE_SECONDS * 1000, 50_000);
+  readonly accessTokens: TtlCache<object | undefined>;
   /** The user claims a grant's authorization request asked for at userinfo, by grant id: a grant's never change. */
-  readonly grantClaims = new TtlCache<string[]>(60_000, 50_000);
+  readonly grantClaims: TtlCache<string[]>;
   /** The discovery document by enabled features (the issuer is the engine's). */
-  readonly discovery = new TtlCache<string>(Number.POSITIVE_INFINITY, 16);
+  readonly discovery: TtlCache<string>;
   /**
    * Parsed key material by a key that changes whenever the material does (kid, or client id plus
    * registration version): parsing RSA keys is costly, and such an entry never goes stale.
    */
-  readonly parsedKeys = new TtlCache<CryptoKey | Uint8Array>(Number.POSITIVE_INFINITY);
+  readonly parsedKeys: TtlCache<CryptoKey | Uint8Array>;
+
+  /** Entries expire by the engine's clock (lib/clock.ts). */
+  constructor(private readonly clock: Clock) {
+    this.settings = new TtlCache(clock, 3_000, 1);
+    this.clients = new TtlCache(clock, 3_000);
+    this.keys = new TtlCache(clock, 5_000, 1);
+    this.textOverrides = new TtlCache(clock, 3_000, 16);
+    this.apis = new TtlCache(clock, 3_000, 1);
+    this.accessTokens = new TtlCache(clock, ACCESS_TOKEN_CACHE_SECONDS * 1000, 50_000);
+    this.grantClaims = new TtlCache(clock, 60_000, 50_000);
+    this.discovery = new TtlCache(clock, Number.POSITIVE_INFINITY, 16);
+    this.parsedKeys = new TtlCache(clock, Number.POSITIVE_INFINITY);
+  }
+
   readonly clientKeySets = new Map<string, { version: number; keys: JWTVerifyGetKey }>();
 
   private lastKeyReload = 0;
 
   /** Whether an unknown kid may trigger a reload of the keys now (at most once a second). */
-  allowKeyReload(now = Date.now()): boolean {
+  allowKeyReload(now = this.clock.now()): boolean {
     if (now - this.lastKeyReload < 1000) return false;
     this.lastKeyReload = now;
     return true;

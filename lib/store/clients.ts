@@ -34,20 +34,20 @@ export async function putClient(db: Executor, id: string, registration: Omit<typ
   await db.insert(clients).values({ id, ...registration }).onConflictDoUpdate({ target: clients.id, set: registration });
 }
 
-export async function updateClient(db: Executor, id: string, patch: Partial<NewClient>): Promise<Client | undefined> {
+export async function updateClient(db: Executor, id: string, patch: Partial<NewClient>, now: Date): Promise<Client | undefined> {
   const [client] = await db
     .update(clients)
-    .set({ ...patch, updatedAt: new Date() })
+    .set({ ...patch, updatedAt: now })
     .where(eq(clients.id, id))
     .returning();
   return client;
 }
 
 /** Replaces the secret (or clears it when the method no longer uses one); returns the new secret once. */
-export async function setClientSecret(db: Executor, id: string, secret: string | null): Promise<Client | undefined> {
+export async function setClientSecret(db: Executor, id: string, secret: string | null, now: Date): Promise<Client | undefined> {
   const [client] = await db
     .update(clients)
-    .set({ secretHash: secret ? sha256(secret) : null, updatedAt: new Date() })
+    .set({ secretHash: secret ? sha256(secret) : null, updatedAt: now })
     .where(eq(clients.id, id))
     .returning();
   return client;

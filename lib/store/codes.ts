@@ -21,13 +21,13 @@ export type NewAuthorizationCode = {
 };
 
 /** Creates a single-use code (256 random bits) stored by its SHA-256; returns the code, shown once. */
-export async function createAuthorizationCode(db: Executor, c: NewAuthorizationCode): Promise<string> {
+export async function createAuthorizationCode(db: Executor, c: NewAuthorizationCode, now: Date): Promise<string> {
   const code = randomToken(32);
   const { lifetimeSeconds, ...rest } = c;
   await db.insert(authorizationCodes).values({
     ...rest,
     codeHash: sha256(code),
-    expiresAt: new Date(Date.now() + lifetimeSeconds * 1000),
+    expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000),
   });
   return code;
 }
@@ -39,7 +39,7 @@ export async function findAuthorizationCode(db: Executor, code: string): Promise
 }
 
 /** Marks the code used. Exactly one concurrent caller gets `true`; any other is a replay. */
-export async function markCodeUsed(db: Executor, codeHash: string, now = new Date()): Promise<boolean> {
+export async function markCodeUsed(db: Executor, codeHash: string, now: Date): Promise<boolean> {
   const rows = await db
     .update(authorizationCodes)
     .set({ usedAt: now })

@@ -16,7 +16,7 @@ export async function consentsOf(db: Executor, clientId: string, userIds: readon
 }
 
 /** Records that the user allowed `scopes` (added to what was allowed before) at `now`. */
-export async function grantConsent(db: Executor, userId: string, clientId: string, scopes: readonly string[], now = new Date()): Promise<void> {
+export async function grantConsent(db: Executor, userId: string, clientId: string, scopes: readonly string[], now: Date): Promise<void> {
   await db
     .insert(consents)
     .values({ userId, clientId, scopes: [...new Set(scopes)].sort(), grantedAt: now })
@@ -48,7 +48,7 @@ export async function listUserConsents(db: Executor, userId: string): Promise<Co
  * was no consent. Callers drop the active-token cache when this commits (`mutate` with
  * `accessTokens`).
  */
-export async function revokeConsent(db: Executor, userId: string, clientId: string, now = new Date()): Promise<boolean> {
+export async function revokeConsent(db: Executor, userId: string, clientId: string, now: Date): Promise<boolean> {
   const gone = await db
     .delete(consents)
     .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId)))

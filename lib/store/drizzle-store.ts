@@ -2,6 +2,7 @@ import { getApis, rolesByApi, rolesFor } from "./apis";
 import { consentsOf, grantConsent } from "./consents";
 import { notifyOnCommit, type Database, type Db, type Executor } from "@/lib/db/client";
 import { sha256 } from "@/lib/crypto";
+import { dateOf, type Clock } from "@/lib/clock";
 import type { Caches } from "./caches";
 import { recordAudit } from "./audit";
 import { completeAuthRequest, createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "./auth-requests";
@@ -34,7 +35,9 @@ const TOKENS_REVOKED: Invalidation[] = [{ cache: "accessTokens" }];
  * `revoked` is called after every write that can make an access token inactive, once that write
  * is on `db`: the caller drops the cached active tokens when it commits.
  */
-export function repositoriesOn(db: Executor, revoked: () => Promise<void> = () => Promise.resolve()): Repositories {
+export function repositoriesOn(db: Executor, clock: Clock, revoked: () => Promise<void> = () => Promise.resolve()): Repositories {
+  // A time the caller leaves out is the engine clock's now.
+  const at = (now?: Date) => now ?? dateOf(clock);
   const revoking =
     <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -43,27 +46,30 @@ export function repositoriesOn(db: Executor, revoked: () => Promise<void> = () =
       return result;
     };
   return {
+    clock,
     codes: {
-      create: (c) => createAuthorizationCode(db, c),
+      create: (c, now) => createAuthorizationCode(db, c, at(now)),
       find: (code) => findAuthorizationCode(db, code),
-      markUsed: (hash, now) => markCodeUsed(db, hash, now),
+      markUsed: (hash, now) => markCodeUsed(db, hash, at(now)),
     },
     grants: {
       create: (g) => createGrant(db, g),
       get: (id) => getGrant(db, id),
-      revoke: revoking((id: string, reason: string, now?: Date, horizon?: Date) => revokeGrant(db, id, reason, now, horizon)),
-      sessionEnded: (id, now) => sessionEnded(db, id, now),
+      revoke: revoking((id: string, reason: string, now?: Date, horizon?: Date) => revokeGrant(db, id, reason, at(now), horizon)),
+      sessionEnded: (id, now) => sessionEnded(db, id, at(now)),
       revokeJti: revoking((jti: string, reason: string, expiresAt: Date) => revokeJti(db, jti, reason, expiresAt)),
-      revokeSessionTokens: revoking((id: string, reason: string, opts?: Parameters<typeof revokeSessionTokens>[3]) => revokeSessionTokens(db, id, reason, opts)),
+      revokeSessionTokens: revoking((id: string, reason: string, opts?: Partial<Parameters<typeof revokeSessionTokens>[3]>) =>
+        revokeSessionTokens(db, id, reason, { ...opts, now: at(opts?.now) }),
+      ),
     },
     tokens: {
       insertOpaque: (t) => insertOpaqueToken(db, t),
       findByValue: (value) => findTokenByValue(db, value),
-      revoke: revoking((id: string, now?: Date) => revokeStoredToken(db, id, now)),
-      markRotated: (id, now) => markRotated(db, id, now),
+      revoke: revoking((id: string, now?: Date) => revokeStoredToken(db, id, at(now))),
+      markRotated: (id, now) => markRotated(db, id, at(now)),
       createFamily: (f) => createRefreshFamily(db, f),
       getFamily: (id) => getRefreshFamily(db, id),
-      revokeFamily: revoking((id: string, reason: string, now?: Date) => revokeFamily(db, id, reason, now)),
+      revokeFamily: revoking((id: string, reason: string, now?: Date) => revokeFamily(db, id, reason, at(now))),
       isAccessTokenRevoked: (t) => isAccessTokenRevoked(db, t),
     },
     users: {
@@ -74,21 +80,21 @@ export function repositoriesOn(db: Executor, revoked: () => Promise<void> = () =
     sessions: {
       createUserAgent: () => createUserAgent(db),
       findUserAgent: (cookie) => findUserAgent(db, cookie),
-      live: (uaId, now) => liveSessions(db, uaId, now),
-      touch: (id, lifetimes, now) => touchSession(db, id, lifetimes, now),
-      end: (uaId, ids, now) => endSessions(db, uaId, ids, now),
+      live: (uaId, now) => liveSessions(db, uaId, at(now)),
+      touch: (id, lifetimes, now) => touchSession(db, id, lifetimes, at(now)),
+      end: (uaId, ids, now) => endSessions(db, uaId, ids, at(now)),
       openIdsOfUser: (uaId, userId) => openSessionIdsOfUser(db, uaId, userId),
     },
     authRequests: {
-      create: (data, now) => createAuthRequest(db, data, now),
-      findPending: (id, uaId, now) => findPendingAuthRequest(db, id, uaId, now),
+      create: (data, now) => createAuthRequest(db, data, at(now)),
+      findPending: (id, uaId, now) => findPendingAuthRequest(db, id, uaId, at(now)),
       update: (id, patch) => updateAuthRequest(db, id, patch),
-      complete: (id, now) => completeAuthRequest(db, id, now),
+      complete: (id, now) => completeAuthRequest(db, id, at(now)),
     },
     roles: { for: (holder, apiId) => rolesFor(db, holder, apiId), byApi: (userId) => rolesByApi(db, userId) },
     consents: {
       of: (clientId, userIds) => consentsOf(db, clientId, userIds),
-      grant: (userId, clientId, scopes, now) => grantConsent(db, userId, clientId, scopes, now),
+      grant: (userId, clientId, scopes, now) => grantConsent(db, userId, clientId, scopes, at(now)),
     },
     audit: { record: (actor, event) => recordAudit(db, actor, event) },
     replay: { consumeOnce: (issuer, jti, expiresAt) => consumeJtiOnce(db, issuer, jti, expiresAt) },
@@ -96,7 +102,7 @@ export function repositoriesOn(db: Executor, revoked: () => Promise<void> = () =
 }
 
 /** What the store needs of the engine: its database, caches and identity (for invalidations), and its keys. */
-export type StoreScope = { db: Db; caches: Caches; id: string; database: Pick<Database, "kind">; keys: Store["keys"] };
+export type StoreScope = { db: Db; caches: Caches; clock: Clock; id: string; database: Pick<Database, "kind">; keys: Store["keys"] };
 
 /**
  * The engine's store on Drizzle: repositories on the database, cached reads through the engine's
@@ -110,7 +116,7 @@ export function drizzleStore(scope: StoreScope): Store {
     if (scope.database.kind === "pg") await notifyOnCommit(scope.db, INVALIDATION_CHANNEL, JSON.stringify({ from: scope.id, list: TOKENS_REVOKED }));
   };
   return {
-    ...repositoriesOn(scope.db, revokedNow),
+    ...repositoriesOn(scope.db, scope.clock, revokedNow),
     clients: { get: (id) => getClient(scope, id) },
     apis: { list: () => getApis(scope) },
     settings: { get: () => getSettings(scope) },
@@ -127,7 +133,7 @@ export function drizzleStore(scope: StoreScope): Store {
     grantClaims: {
       userinfo: (grantId) => scope.caches.grantClaims.get(grantId, async () => (await getGrant(scope.db, grantId))?.claims?.userinfo ?? []),
     },
-    rateLimits: { hit: (key, limit, windowSeconds, now, increment) => hitRateLimit(scope.db, key, limit, windowSeconds, now, increment) },
+    rateLimits: { hit: (key, limit, windowSeconds, now, increment) => hitRateLimit(scope.db, key, limit, windowSeconds, now ?? dateOf(scope.clock), increment) },
     // Revocations inside the transaction drop the cached tokens once it has committed (mutate).
     transaction: (fn) => {
       let revokedInside = false;
@@ -136,7 +142,7 @@ export function drizzleStore(scope: StoreScope): Store {
         () => (revokedInside ? TOKENS_REVOKED : []),
         (tx) =>
           fn(
-            repositoriesOn(tx, () => {
+            repositoriesOn(tx, scope.clock, () => {
               revokedInside = true;
               return Promise.resolve();
             }),

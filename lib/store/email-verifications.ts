@@ -15,7 +15,7 @@ export async function createEmailVerification(
   db: Executor,
   masterKey: Buffer,
   v: { userId: string; email: string; code: string; token: string; lifetimeSeconds: number },
-  now = new Date(),
+  now: Date,
 ): Promise<void> {
   await db.update(emailVerifications).set({ usedAt: now }).where(and(eq(emailVerifications.userId, v.userId), isNull(emailVerifications.usedAt)));
   await db.insert(emailVerifications).values({
@@ -30,7 +30,7 @@ export async function createEmailVerification(
 }
 
 /** The user's open verification, if any. */
-export async function openEmailVerification(db: Executor, userId: string, now = new Date()): Promise<EmailVerification | undefined> {
+export async function openEmailVerification(db: Executor, userId: string, now: Date): Promise<EmailVerification | undefined> {
   const [row] = await db
     .select()
     .from(emailVerifications)
@@ -44,7 +44,7 @@ export async function openEmailVerification(db: Executor, userId: string, now = 
  * Checks a code typed on the page against the user's open verification: used on a match; counted
  * otherwise, and retired after MAX_CODE_ATTEMPTS wrong ones.
  */
-export async function consumeEmailCode(db: Executor, masterKey: Buffer, userId: string, code: string, now = new Date()): Promise<EmailVerification | undefined> {
+export async function consumeEmailCode(db: Executor, masterKey: Buffer, userId: string, code: string, now: Date): Promise<EmailVerification | undefined> {
   const open = await openEmailVerification(db, userId, now);
   if (!open) return undefined;
   if (open.codeHash === keyed(masterKey, "code", code)) {
@@ -63,7 +63,7 @@ export async function consumeEmailCode(db: Executor, masterKey: Buffer, userId: 
 }
 
 /** Uses the mail's link once, while it is open. */
-export async function consumeEmailToken(db: Executor, masterKey: Buffer, token: string, now = new Date()): Promise<EmailVerification | undefined> {
+export async function consumeEmailToken(db: Executor, masterKey: Buffer, token: string, now: Date): Promise<EmailVerification | undefined> {
   const [used] = await db
     .update(emailVerifications)
     .set({ usedAt: now })
@@ -73,7 +73,7 @@ export async function consumeEmailToken(db: Executor, masterKey: Buffer, token: 
 }
 
 /** Whether a link is still open (the confirmation page asks before it uses it). */
-export async function emailTokenOpen(db: Executor, masterKey: Buffer, token: string, now = new Date()): Promise<boolean> {
+export async function emailTokenOpen(db: Executor, masterKey: Buffer, token: string, now: Date): Promise<boolean> {
   const [row] = await db
     .select({ id: emailVerifications.id })
     .from(emailVerifications)
@@ -81,6 +81,6 @@ export async function emailTokenOpen(db: Executor, masterKey: Buffer, token: str
   return !!row;
 }
 
-export async function purgeExpiredEmailVerifications(db: Executor, now = new Date()): Promise<void> {
+export async function purgeExpiredEmailVerifications(db: Executor, now: Date): Promise<void> {
   await db.delete(emailVerifications).where(lt(emailVerifications.expiresAt, now));
 }

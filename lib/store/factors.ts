@@ -40,7 +40,7 @@ export function totpSecretOf(masterKey: Buffer, factor: Pick<Factor, "id" | "sec
  * The user's pending TOTP enrolment, created with `secret` when there is none younger than
  * PENDING_TOTP_SECONDS, so that reloading the enrolment page keeps showing the same QR code.
  */
-export async function pendingTotp(db: Executor, masterKey: Buffer, userId: string, secret: () => string, now = new Date()): Promise<Factor> {
+export async function pendingTotp(db: Executor, masterKey: Buffer, userId: string, secret: () => string, now: Date): Promise<Factor> {
   const since = new Date(now.getTime() - PENDING_TOTP_SECONDS * 1000);
   const [open] = await db
     .select()
@@ -63,7 +63,7 @@ export async function pendingTotp(db: Executor, masterKey: Buffer, userId: strin
  * (a code is good once, RFC 6238 5.2), atomically, so two requests with the same code cannot both
  * pass. Confirms a pending enrolment with its name. True when this step was accepted.
  */
-export async function acceptTotpStep(db: Executor, factorId: string, step: number, opts: { name?: string }, now = new Date()): Promise<boolean> {
+export async function acceptTotpStep(db: Executor, factorId: string, step: number, opts: { name?: string }, now: Date): Promise<boolean> {
   const set: Partial<Factor> = { lastStep: step, lastUsedAt: now };
   if (opts.name !== undefined) Object.assign(set, { name: opts.name, confirmedAt: now });
   const rows = await db
@@ -88,7 +88,7 @@ export async function deleteAllFactors(db: Executor, userId: string): Promise<nu
 }
 
 /** Replaces the user's recovery codes with `codes` (only their HMACs are stored). */
-export async function replaceRecoveryCodes(db: Executor, masterKey: Buffer, userId: string, codes: readonly string[], now = new Date()): Promise<void> {
+export async function replaceRecoveryCodes(db: Executor, masterKey: Buffer, userId: string, codes: readonly string[], now: Date): Promise<void> {
   await db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
   await db.insert(recoveryCodes).values(codes.map((code) => ({ id: randomId(), userId, codeHash: recoveryHash(masterKey, code), createdAt: now })));
 }
@@ -103,7 +103,7 @@ export async function unusedRecoveryCodes(db: Executor, userId: string): Promise
 }
 
 /** Uses a recovery code: true when it was one of the user's unused codes (and is used now). */
-export async function consumeRecoveryCode(db: Executor, masterKey: Buffer, userId: string, code: string, now = new Date()): Promise<boolean> {
+export async function consumeRecoveryCode(db: Executor, masterKey: Buffer, userId: string, code: string, now: Date): Promise<boolean> {
   const rows = await db
     .update(recoveryCodes)
     .set({ usedAt: now })
@@ -117,7 +117,7 @@ export async function consumeRecoveryCode(db: Executor, masterKey: Buffer, userI
  * holding the registration's challenge (encrypted like a TOTP secret). Earlier pending ones of
  * the user are replaced: only the newest prompt can complete.
  */
-export async function pendingPasskey(db: Executor, masterKey: Buffer, userId: string, challenge: string, now = new Date()): Promise<Factor> {
+export async function pendingPasskey(db: Executor, masterKey: Buffer, userId: string, challenge: string, now: Date): Promise<Factor> {
   await db.delete(userFactors).where(and(eq(userFactors.userId, userId), eq(userFactors.type, "webauthn"), isNull(userFactors.confirmedAt)));
   const id = randomId();
   const [row] = await db
@@ -137,7 +137,7 @@ export async function confirmPasskey(
   db: Executor,
   factorId: string,
   c: { name: string; credentialId: string; publicKey: string; signCount: number; transports: string[]; deviceType: string },
-  now = new Date(),
+  now: Date,
 ): Promise<boolean> {
   const rows = await db
     .update(userFactors)
@@ -161,7 +161,7 @@ export async function findPasskey(db: Executor, credentialId: string): Promise<F
  * Records a passkey's use with the authenticator's new signature counter, only if the stored
  * counter is still the one the check was made against (two uses of one assertion cannot both pass).
  */
-export async function recordPasskeyUse(db: Executor, factorId: string, previous: number, next: number, now = new Date()): Promise<boolean> {
+export async function recordPasskeyUse(db: Executor, factorId: string, previous: number, next: number, now: Date): Promise<boolean> {
   const rows = await db
     .update(userFactors)
     .set({ signCount: next, lastUsedAt: now })

@@ -34,7 +34,7 @@ export async function getGrant(db: Executor, id: string): Promise<Grant | undefi
  * How long a revocation record must live: until every JWT it could cover has expired anyway.
  * JWTs are not stored, so the longest configured access/ID token lifetime bounds that.
  */
-export async function revocationHorizon(db: Executor, now = new Date()): Promise<Date> {
+export async function revocationHorizon(db: Executor, now: Date): Promise<Date> {
   return new Date(now.getTime() + ((await longestTokenLifetime(db)) + 300) * 1000);
 }
 
@@ -59,7 +59,7 @@ async function recordRevocation(
  * Revokes a grant and everything issued from it: its stored tokens, its refresh families, and
  * (through a `grant` revocation record) every JWT access token carrying its id.
  */
-export async function revokeGrant(db: Executor, grantId: string, reason: string, now = new Date(), horizon?: Date): Promise<void> {
+export async function revokeGrant(db: Executor, grantId: string, reason: string, now: Date, horizon?: Date): Promise<void> {
   await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.id, grantId), isNull(grants.revokedAt)));
   await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.grantId, grantId), isNull(tokens.revokedAt)));
   await db
@@ -74,7 +74,7 @@ export async function revokeGrant(db: Executor, grantId: string, reason: string,
  * exactly one grant (one per code or token-endpoint call), so revoking that grant does it all:
  * the grant's stored tokens and families, and the JWT access tokens, which carry the grant id.
  */
-export async function revokeFamily(db: Executor, familyId: string, reason: string, now = new Date()): Promise<void> {
+export async function revokeFamily(db: Executor, familyId: string, reason: string, now: Date): Promise<void> {
   const [f] = await db.select({ grantId: refreshTokenFamilies.grantId }).from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, familyId));
   if (f) await revokeGrant(db, f.grantId, reason, now);
 }
@@ -88,9 +88,9 @@ export async function revokeSessionTokens(
   db: Executor,
   sessionId: string,
   reason: string,
-  opts: { keepOffline?: boolean; now?: Date; horizon?: Date } = {},
+  opts: { keepOffline?: boolean; now: Date; horizon?: Date },
 ): Promise<void> {
-  const now = opts.now ?? new Date();
+  const now = opts.now;
   const kinds: ("access" | "refresh")[] = opts.keepOffline ? ["access"] : ["access", "refresh"];
   await db
     .update(tokens)
@@ -112,7 +112,7 @@ export async function revokeJti(db: Executor, jti: string, reason: string, expir
 }
 
 /** Whether a browser session has ended (logout) or was removed; tokens are no longer issued from it. */
-export async function sessionEnded(db: Executor, sessionId: string, now = new Date()): Promise<boolean> {
+export async function sessionEnded(db: Executor, sessionId: string, now: Date): Promise<boolean> {
   const [s] = await db
     .select({ endedAt: sessions.endedAt, absoluteExpiresAt: sessions.absoluteExpiresAt })
     .from(sessions)
@@ -129,7 +129,7 @@ export async function revokeAllGrants(
   db: Executor,
   by: { clientId: string; userId?: string } | { userId: string },
   reason: string,
-  now = new Date(),
+  now: Date,
 ): Promise<number> {
   // A client's grants, a user's, or (consent withdrawn) one client's for one user.
   const owner = and("clientId" in by ? eq(grants.clientId, by.clientId) : undefined, by.userId !== undefined ? eq(grants.userId, by.userId) : undefined);
@@ -146,7 +146,7 @@ export async function revokeAllGrants(
  * Revokes every access token for an audience (an API being deleted): stored ones at once, JWTs
  * through a revocation record until the longest token lifetime has passed.
  */
-export async function revokeAudience(db: Executor, audience: string, reason: string, now = new Date()): Promise<void> {
+export async function revokeAudience(db: Executor, audience: string, reason: string, now: Date): Promise<void> {
   await db
     .update(tokens)
     .set({ revokedAt: now })
@@ -158,7 +158,7 @@ export async function revokeAudience(db: Executor, audience: string, reason: str
 export type UserApp = { clientId: string; clientName: string; firstParty: boolean; lastGrantAt: Date };
 
 /** The applications with live grants of the user, latest first. */
-export async function appsOfUser(db: Executor, userId: string, now = new Date()): Promise<UserApp[]> {
+export async function appsOfUser(db: Executor, userId: string, now: Date): Promise<UserApp[]> {
   const rows = await db
     .select({ clientId: grants.clientId, clientName: clients.name, firstParty: clients.firstParty, lastGrantAt: sql<Date>`max(${grants.createdAt})` })
     .from(grants)

@@ -1,3 +1,4 @@
+import type { Clock } from "@/lib/clock";
 import { notifyOnCommit, type Database, type Db, type Tx } from "@/lib/db/client";
 import type { Logger } from "@/lib/log";
 import type { CacheName, Caches } from "./caches";
@@ -6,7 +7,7 @@ import type { CacheName, Caches } from "./caches";
 export type Invalidation = { cache: CacheName; key?: string };
 
 /** What `mutate` needs of the engine. */
-export type MutationScope = { db: Db; caches: Caches; id: string; database: Pick<Database, "kind"> };
+export type MutationScope = { db: Db; caches: Caches; clock: Clock; id: string; database: Pick<Database, "kind"> };
 
 /** The PostgreSQL channel on which instances tell each other what changed. */
 export const INVALIDATION_CHANNEL = "torii_cache";

@@ -8,7 +8,7 @@ export type NewMail = { to: string; subject: string; text: string; html: string;
 export type MailState = "queued" | "sent" | "failed" | "held";
 
 /** Records a mail: `queued` to be sent at once, or `held` when no mail server is configured. */
-export async function enqueueMail(db: Executor, mail: NewMail, state: "queued" | "held", now = new Date()): Promise<OutboxMail> {
+export async function enqueueMail(db: Executor, mail: NewMail, state: "queued" | "held", now: Date): Promise<OutboxMail> {
   const [row] = await db
     .insert(mailOutbox)
     .values({ id: randomId(), ...mail, userId: mail.userId ?? null, state, nextAttemptAt: state === "queued" ? now : null, createdAt: now })
@@ -36,7 +36,7 @@ export async function claimDueMails(db: Executor, now: Date, limit = 10, leaseSe
     .returning();
 }
 
-export async function markMailSent(db: Executor, id: string, now = new Date()): Promise<void> {
+export async function markMailSent(db: Executor, id: string, now: Date): Promise<void> {
   await db.update(mailOutbox).set({ state: "sent", sentAt: now, nextAttemptAt: null, lastError: null }).where(eq(mailOutbox.id, id));
 }
 

@@ -6,13 +6,13 @@ import { randomToken, sha256 } from "@/lib/crypto";
 export type PasswordReset = typeof passwordResets.$inferSelect;
 
 /** Stores a reset link's token (256 random bits unless given) by its hash only; returns the token. */
-export async function createPasswordReset(db: Executor, userId: string, lifetimeSeconds: number, token = randomToken(32), now = new Date()): Promise<string> {
+export async function createPasswordReset(db: Executor, userId: string, lifetimeSeconds: number, now: Date, token = randomToken(32)): Promise<string> {
   await db.insert(passwordResets).values({ tokenHash: sha256(token), userId, expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000), createdAt: now });
   return token;
 }
 
 /** The reset a token names, while it is unused and unexpired. */
-export async function findPasswordReset(db: Executor, token: string, now = new Date()): Promise<PasswordReset | undefined> {
+export async function findPasswordReset(db: Executor, token: string, now: Date): Promise<PasswordReset | undefined> {
   const [row] = await db
     .select()
     .from(passwordResets)
@@ -21,7 +21,7 @@ export async function findPasswordReset(db: Executor, token: string, now = new D
 }
 
 /** Uses the token once: true for exactly one caller while it is valid. */
-export async function consumePasswordReset(db: Executor, token: string, now = new Date()): Promise<PasswordReset | undefined> {
+export async function consumePasswordReset(db: Executor, token: string, now: Date): Promise<PasswordReset | undefined> {
   const [row] = await db
     .update(passwordResets)
     .set({ usedAt: now })
@@ -31,10 +31,10 @@ export async function consumePasswordReset(db: Executor, token: string, now = ne
 }
 
 /** Every other open link of the user stops working once one was used (or the password set otherwise). */
-export async function retirePasswordResets(db: Executor, userId: string, now = new Date()): Promise<void> {
+export async function retirePasswordResets(db: Executor, userId: string, now: Date): Promise<void> {
   await db.update(passwordResets).set({ usedAt: now }).where(and(eq(passwordResets.userId, userId), isNull(passwordResets.usedAt)));
 }
 
-export async function purgeExpiredPasswordResets(db: Executor, now = new Date()): Promise<void> {
+export async function purgeExpiredPasswordResets(db: Executor, now: Date): Promise<void> {
   await db.delete(passwordResets).where(lt(passwordResets.expiresAt, now));
 }

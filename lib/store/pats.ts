@@ -22,7 +22,7 @@ export async function insertPat(
 }
 
 /** The user a PAT belongs to, if the PAT is known, unexpired and the user is not locked. */
-export async function userForPat(db: Executor, token: string, now = new Date()) {
+export async function userForPat(db: Executor, token: string, now: Date) {
   // Lookup by SHA-256 of the token: equality on a hash of a 256-bit secret leaks nothing useful by timing.
   const [row] = await db
     .select({ user: users, patId: personalAccessTokens.id })

@@ -14,7 +14,7 @@ export async function hitRateLimit(
   key: string,
   limit: number,
   windowSeconds: number,
-  now = new Date(),
+  now: Date,
   /** Events to count at once (an instance reporting what it counted locally, lib/http/token-throttle.ts). */
   increment = 1,
 ): Promise<RateLimitResult> {

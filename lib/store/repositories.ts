@@ -1,3 +1,4 @@
+import type { Clock } from "@/lib/clock";
 import type { JWTVerifyGetKey } from "jose";
 import type { recordAudit } from "./audit";
 import type { completeAuthRequest, createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "./auth-requests";
@@ -5,8 +6,7 @@ import type { Client } from "./clients";
 import type { Api, rolesByApi, rolesFor } from "./apis";
 import type { consentsOf, grantConsent } from "./consents";
 import type { createAuthorizationCode, findAuthorizationCode, markCodeUsed } from "./codes";
-import type { createGrant, getGrant, revokeGrant, revokeJti, revokeSessionTokens, sessionEnded } from "./grants";
-import type { consumeJtiOnce } from "./jti";
+import type { createGrant, getGrant, revokeGrant, revokeSessionTokens, sessionEnded } from "./grants";
 import type { RateLimitResult } from "./rate-limit";
 import type { createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession } from "./sessions";
 import type { Settings } from "./settings";
@@ -32,7 +32,10 @@ import type { findUserByLoginName, getMachineKey, getUser } from "./users";
  * A method has the signature of the store function it stands for, without the database argument
  * (`On<typeof fn>`), so that the two cannot drift apart.
  */
-type On<F> = F extends (db: never, ...args: infer A) => infer R ? (...args: A) => R : never;
+type On<F> = F extends (db: never, ...args: infer A) => infer R ? (...args: NowOptional<A>) => R : never;
+
+/** A trailing `now` is optional on a repository: left out, it is the engine clock's time (Repositories.clock). */
+type NowOptional<A extends unknown[]> = A extends [...infer H, Date] ? [...H, Date?] : A;
 
 export interface CodeRepository {
   create: On<typeof createAuthorizationCode>;
@@ -46,8 +49,8 @@ export interface GrantRepository {
   get: On<typeof getGrant>;
   revoke: On<typeof revokeGrant>;
   sessionEnded: On<typeof sessionEnded>;
-  revokeJti: On<typeof revokeJti>;
-  revokeSessionTokens: On<typeof revokeSessionTokens>;
+  revokeJti(jti: string, reason: string, expiresAt: Date): Promise<void>;
+  revokeSessionTokens(sessionId: string, reason: string, opts?: Partial<Parameters<typeof revokeSessionTokens>[3]>): Promise<void>;
 }
 
 export interface TokenRepository {
@@ -104,11 +107,13 @@ export interface AuditRepository {
 
 export interface ReplayRepository {
   /** False when `jti` was seen before under `issuer` (assertions are single-use until they expire). */
-  consumeOnce: On<typeof consumeJtiOnce>;
+  consumeOnce(issuer: string, jti: string, expiresAt: Date): Promise<boolean>;
 }
 
 /** What may run inside one transaction: everything is written together or not at all. */
 export interface Repositories {
+  /** The engine's clock (lib/clock.ts): the time every write and expiry check of the core uses. */
+  readonly clock: Clock;
   readonly codes: CodeRepository;
   readonly grants: GrantRepository;
   readonly tokens: TokenRepository;

@@ -37,7 +37,7 @@ export async function findUserAgent(db: Executor, cookie: string): Promise<{ id:
 }
 
 /** Sessions of a user agent that can still be used, newest sign-in first, with their users. */
-export async function liveSessions(db: Executor, userAgentId: string, now = new Date()): Promise<SessionWithUser[]> {
+export async function liveSessions(db: Executor, userAgentId: string, now: Date): Promise<SessionWithUser[]> {
   const rows = await db
     .select({
       s: sessions,
@@ -74,7 +74,7 @@ export async function getLiveSession(
   db: Executor,
   userAgentId: string,
   sessionId: string,
-  now = new Date(),
+  now: Date,
 ): Promise<SessionWithUser | undefined> {
   return (await liveSessions(db, userAgentId, now)).find((s) => s.id === sessionId);
 }
@@ -88,9 +88,9 @@ export type SessionLifetimes = { sessionIdle: number; sessionAbsolute: number };
  */
 export async function recordAuthentication(
   db: Executor,
-  opts: { userAgentId: string; userId: string; amr: string[]; lifetimes: SessionLifetimes; now?: Date },
+  opts: { userAgentId: string; userId: string; amr: string[]; lifetimes: SessionLifetimes; now: Date },
 ): Promise<Session> {
-  const now = opts.now ?? new Date();
+  const now = opts.now;
   const idleExpiresAt = new Date(now.getTime() + opts.lifetimes.sessionIdle * 1000);
   const existing = (await liveSessions(db, opts.userAgentId, now)).find((s) => s.userId === opts.userId);
   if (existing) {
@@ -123,12 +123,12 @@ export async function recordAuthentication(
 }
 
 /** A second factor completed the session's sign-in: its methods and auth time are now these. */
-export async function recordSecondFactor(db: Executor, sessionId: string, amr: string[], now = new Date()): Promise<void> {
+export async function recordSecondFactor(db: Executor, sessionId: string, amr: string[], now: Date): Promise<void> {
   await db.update(sessions).set({ amr, authTime: now, lastActiveAt: now }).where(eq(sessions.id, sessionId));
 }
 
 /** Marks activity: the idle expiry moves forward, never past the absolute expiry. */
-export async function touchSession(db: Executor, sessionId: string, lifetimes: SessionLifetimes, now = new Date()): Promise<void> {
+export async function touchSession(db: Executor, sessionId: string, lifetimes: SessionLifetimes, now: Date): Promise<void> {
   await db
     .update(sessions)
     .set({
@@ -145,8 +145,8 @@ export async function touchSession(db: Executor, sessionId: string, lifetimes: S
 export async function endSessions(
   db: Executor,
   userAgentId: string,
-  sessionIds?: string[],
-  now = new Date(),
+  sessionIds: string[] | undefined,
+  now: Date,
 ): Promise<Session[]> {
   const conds = [eq(sessions.userAgentId, userAgentId), isNull(sessions.endedAt)];
   const ended = await db
@@ -170,7 +170,7 @@ export async function openSessionIdsOfUser(db: Executor, userAgentId: string, us
 }
 
 /** Ends every open session of a user in every user agent (lock, deletion); returns their ids. */
-export async function endAllSessionsOfUser(db: Executor, userId: string, now = new Date()): Promise<string[]> {
+export async function endAllSessionsOfUser(db: Executor, userId: string, now: Date): Promise<string[]> {
   const ended = await db
     .update(sessions)
     .set({ endedAt: now })
@@ -180,7 +180,7 @@ export async function endAllSessionsOfUser(db: Executor, userId: string, now = n
 }
 
 /** A user's live sessions in every browser, latest activity first (the account page's list). */
-export async function liveSessionsOfUser(db: Executor, userId: string, now = new Date()): Promise<Session[]> {
+export async function liveSessionsOfUser(db: Executor, userId: string, now: Date): Promise<Session[]> {
   return db
     .select()
     .from(sessions)
@@ -189,7 +189,7 @@ export async function liveSessionsOfUser(db: Executor, userId: string, now = new
 }
 
 /** Ends one session of the user (in whatever browser); false when it was not an open session of theirs. */
-export async function endUserSession(db: Executor, userId: string, sessionId: string, now = new Date()): Promise<boolean> {
+export async function endUserSession(db: Executor, userId: string, sessionId: string, now: Date): Promise<boolean> {
   const ended = await db
     .update(sessions)
     .set({ endedAt: now })

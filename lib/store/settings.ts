@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { eq } from "drizzle-orm";
 import { instanceSettings } from "@/db/schema";
 import type { Branding, Features, Lifetimes, LockoutPolicy, PasswordPolicy, RateLimits, Retention } from "@/db/schema";
@@ -93,10 +94,11 @@ export function mutateSettings<T>(scope: MutationScope, fn: (tx: Tx) => Promise<
 export async function writeSettings(
   db: Executor,
   patch: Partial<Omit<typeof instanceSettings.$inferInsert, "id" | "masterKeyCheck" | "createdAt">>,
+  now: Date,
 ): Promise<Settings> {
   const [row] = await db
     .update(instanceSettings)
-    .set({ ...patch, updatedAt: new Date() })
+    .set({ ...patch, updatedAt: now })
     .where(eq(instanceSettings.id, 1))
     .returning();
   return row!;
@@ -104,6 +106,6 @@ export async function writeSettings(
 
 /** A single settings write in its own transaction, visible to every instance once committed. */
 export function updateSettings(scope: MutationScope, patch: Parameters<typeof writeSettings>[1]): Promise<Settings> {
-  return mutateSettings(scope, (tx) => writeSettings(tx, patch));
+  return mutateSettings(scope, (tx) => writeSettings(tx, patch, dateOf(scope.clock)));
 }
 

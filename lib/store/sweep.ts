@@ -26,7 +26,7 @@ const GRACE_MS = 86_400_000;
  * older than the lockout window and ended locks, expired password reset links, and audit events
  * and sent mails older than the retention.
  */
-export async function purgeExpiredRows(db: Executor, now = new Date(), policy?: SweepPolicy): Promise<void> {
+export async function purgeExpiredRows(db: Executor, now: Date, policy?: SweepPolicy): Promise<void> {
   const p = policy ?? (await sweepPolicy(db));
   const t = now.toISOString();
   const graceAgo = new Date(now.getTime() - GRACE_MS).toISOString();

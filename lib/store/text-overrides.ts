@@ -13,7 +13,7 @@ export async function readOverrides(db: Executor, locale: string): Promise<Recor
 }
 
 /** Sets (string) or resets (null) overrides of one locale; call it inside mutateOverrides (lib/i18n/overrides.ts). */
-export async function writeOverrides(db: Executor, locale: string, changes: Record<string, string | null>): Promise<void> {
+export async function writeOverrides(db: Executor, locale: string, changes: Record<string, string | null>, now: Date): Promise<void> {
   const reset = Object.entries(changes).filter(([, v]) => v === null).map(([k]) => k);
   if (reset.length) {
     await db.delete(textOverrides).where(and(eq(textOverrides.locale, locale), inArray(textOverrides.key, reset)));
@@ -22,7 +22,7 @@ export async function writeOverrides(db: Executor, locale: string, changes: Reco
     if (value === null) continue;
     await db
       .insert(textOverrides)
-      .values({ locale, key, value })
-      .onConflictDoUpdate({ target: [textOverrides.locale, textOverrides.key], set: { value, updatedAt: new Date() } });
+      .values({ locale, key, value, updatedAt: now })
+      .onConflictDoUpdate({ target: [textOverrides.locale, textOverrides.key], set: { value, updatedAt: now } });
   }
 }

@@ -39,7 +39,7 @@ export async function findTokenByValue(db: Executor, value: string): Promise<Sto
 }
 
 /** Revokes one stored token (opaque access or refresh token). */
-export async function revokeStoredToken(db: Executor, id: string, now = new Date()): Promise<void> {
+export async function revokeStoredToken(db: Executor, id: string, now: Date): Promise<void> {
   await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.id, id), isNull(tokens.revokedAt)));
 }
 
@@ -47,7 +47,7 @@ export async function revokeStoredToken(db: Executor, id: string, now = new Date
  * Marks a refresh token as exchanged for its successor. Exactly one concurrent caller wins;
  * the others see `false` and must treat the request as reuse.
  */
-export async function markRotated(db: Executor, id: string, now = new Date()): Promise<boolean> {
+export async function markRotated(db: Executor, id: string, now: Date): Promise<boolean> {
   const rows = await db
     .update(tokens)
     .set({ rotatedAt: now })

@@ -21,7 +21,7 @@ export async function insertUser(db: Executor, data: NewUser, password?: string)
   const id = randomId();
   try {
     const [user] = await db.insert(users).values({ ...data, id }).returning();
-    if (password !== undefined) await setPassword(db, id, password, { changeRequired: !!data.passwordChangeRequiredSince, now: data.passwordChangeRequiredSince ?? undefined });
+    if (password !== undefined) await setPassword(db, id, password, { changeRequired: !!data.passwordChangeRequiredSince, now: data.passwordChangeRequiredSince ?? user!.createdAt });
     return user!;
   } catch (err) {
     if (isUniqueViolation(err)) throw new DuplicateUsername(data.username);
@@ -29,11 +29,11 @@ export async function insertUser(db: Executor, data: NewUser, password?: string)
   }
 }
 
-export async function updateUser(db: Executor, id: string, patch: Partial<NewUser>): Promise<User | undefined> {
+export async function updateUser(db: Executor, id: string, patch: Partial<NewUser>, now: Date): Promise<User | undefined> {
   try {
     const [user] = await db
       .update(users)
-      .set({ ...patch, updatedAt: new Date() })
+      .set({ ...patch, updatedAt: now })
       .where(eq(users.id, id))
       .returning();
     return user;
@@ -98,8 +98,8 @@ export async function listUsers(
  * this one is temporary (`changeRequired`: an administrator's, which the user must replace at the
  * next sign-in).
  */
-export async function setPassword(db: Executor, userId: string, password: string, opts: { changeRequired?: boolean; now?: Date } = {}): Promise<void> {
-  const now = opts.now ?? new Date();
+export async function setPassword(db: Executor, userId: string, password: string, opts: { changeRequired?: boolean; now: Date }): Promise<void> {
+  const now = opts.now;
   const hash = await hashPassword(password);
   await db
     .insert(passwordCredentials)

@@ -9,6 +9,8 @@ import type { Repositories, Store } from "@/lib/store/repositories";
 import type { Settings } from "@/lib/store/settings";
 import type { RefreshFamily, StoredToken } from "@/lib/store/tokens";
 import type { User } from "@/lib/store/users";
+import { dateOf } from "@/lib/clock";
+import { FakeClock } from "./fake-clock";
 
 /**
  * An in-memory implementation of the repositories (lib/store/repositories.ts) for unit tests of
@@ -52,6 +54,8 @@ export class MemoryStore {
   /** The next write with this name throws (once). */
   failNext: string | null = null;
   transactions = 0;
+  /** The time the repositories stamp and compare with; a test moves it instead of sleeping. */
+  readonly clock = new FakeClock(Date.now());
 
   private constructor(
     readonly settings: Settings,
@@ -76,16 +80,17 @@ export class MemoryStore {
 
   private repositories(s: () => State): Repositories {
     return {
+      clock: this.clock,
       codes: {
         create: (c) => {
           this.write("codes.create");
           const code = randomToken(32);
           const { lifetimeSeconds, ...rest } = c;
-          s().codes.set(sha256(code), { ...rest, codeHash: sha256(code), createdAt: new Date(), expiresAt: new Date(Date.now() + lifetimeSeconds * 1000), usedAt: null });
+          s().codes.set(sha256(code), { ...rest, codeHash: sha256(code), createdAt: dateOf(this.clock), expiresAt: new Date(this.clock.now() + lifetimeSeconds * 1000), usedAt: null });
           return Promise.resolve(code);
         },
         find: (code) => Promise.resolve(s().codes.get(sha256(code))),
-        markUsed: (hash, now = new Date()) => {
+        markUsed: (hash, now = dateOf(this.clock)) => {
           this.write("codes.markUsed");
           const c = s().codes.get(hash);
           if (!c || c.usedAt) return Promise.resolve(false);
@@ -97,11 +102,11 @@ export class MemoryStore {
         create: (g) => {
           this.write("grants.create");
           const id = randomToken(16);
-          s().grants.set(id, { id, claims: null, resources: [], createdAt: new Date(), revokedAt: null, ...g });
+          s().grants.set(id, { id, claims: null, resources: [], createdAt: dateOf(this.clock), revokedAt: null, ...g });
           return Promise.resolve({ id });
         },
         get: (id) => Promise.resolve(s().grants.get(id)),
-        revoke: (id, reason, now = new Date()) => {
+        revoke: (id, reason, now = dateOf(this.clock)) => {
           this.write("grants.revoke");
           const g = s().grants.get(id);
           if (g) g.revokedAt = now;
@@ -113,7 +118,7 @@ export class MemoryStore {
         sessionEnded: () => Promise.resolve(false),
         revokeJti: (jti) => {
           this.write("grants.revokeJti");
-          s().revocations.push({ type: "jti", id: jti, at: new Date() });
+          s().revocations.push({ type: "jti", id: jti, at: dateOf(this.clock) });
           return Promise.resolve();
         },
         revokeSessionTokens: unsupported("grants.revokeSessionTokens"),
@@ -135,7 +140,7 @@ export class MemoryStore {
             scopes: t.scopes,
             audience: t.audience,
             actor: t.actor ?? null,
-            createdAt: new Date(),
+            createdAt: dateOf(this.clock),
             expiresAt: t.expiresAt,
             revokedAt: null,
             rotatedAt: null,
@@ -143,13 +148,13 @@ export class MemoryStore {
           return Promise.resolve({ value, id });
         },
         findByValue: (value) => Promise.resolve([...s().tokens.values()].find((t) => t.tokenHash === sha256(value))),
-        revoke: (id, now = new Date()) => {
+        revoke: (id, now = dateOf(this.clock)) => {
           this.write("tokens.revoke");
           const t = s().tokens.get(id);
           if (t && !t.revokedAt) t.revokedAt = now;
           return Promise.resolve();
         },
-        markRotated: (id, now = new Date()) => {
+        markRotated: (id, now = dateOf(this.clock)) => {
           this.write("tokens.markRotated");
           const t = s().tokens.get(id);
           if (!t || t.rotatedAt || t.revokedAt) return Promise.resolve(false);
@@ -159,11 +164,11 @@ export class MemoryStore {
         createFamily: (f) => {
           this.write("tokens.createFamily");
           const id = randomToken(16);
-          s().families.set(id, { id, actor: null, createdAt: new Date(), revokedAt: null, revokedReason: null, ...f });
+          s().families.set(id, { id, actor: null, createdAt: dateOf(this.clock), revokedAt: null, revokedReason: null, ...f });
           return Promise.resolve({ id });
         },
         getFamily: (id) => Promise.resolve(s().families.get(id)),
-        revokeFamily: (id, reason, now = new Date()) => {
+        revokeFamily: (id, reason, now = dateOf(this.clock)) => {
           this.write("tokens.revokeFamily");
           const f = s().families.get(id);
           if (f) Object.assign(f, { revokedAt: now, revokedReason: reason });

@@ -36,7 +36,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
   const settings = await getSettings(inst);
   const add = one(sp.add);
   const o = await accountOverview(inst, access, { add: add === "authenticator" || add === "passkey" ? add : null });
-  const codes = recoveryCodesFromCookie(inst.masterKey, access.user.id, jar.get(RECOVERY_CODES_COOKIE)?.value);
+  const codes = recoveryCodesFromCookie(inst.masterKey, access.user.id, jar.get(RECOVERY_CODES_COOKIE)?.value, inst.clock.now());
   const done = one(sp.done);
   const error = one(sp.error);
   const section = one(sp.section);

@@ -1,3 +1,4 @@
+import { dateOf } from "@torii/core/clock";
 import { cookies } from "next/headers";
 import { torii } from "@torii/core/runtime";
 import { csrfToken } from "@torii/core/session/csrf";
@@ -26,7 +27,7 @@ export async function loadFlow(searchParams: SearchParams): Promise<LoginFlow | 
   const cookie = jar.get(userAgentCookieName(inst.config.issuer))?.value;
   const ua = cookie ? await findUserAgent(inst.db, cookie) : undefined;
   if (!ua || !id) return null;
-  const authRequest = await findPendingAuthRequest(inst.db, id, ua.id);
+  const authRequest = await findPendingAuthRequest(inst.db, id, ua.id, dateOf(inst.clock));
   if (!authRequest) return null;
   const client = await getClient(inst, authRequest.clientId);
   if (!client) return null;

@@ -1,3 +1,4 @@
+import { dateOf } from "@torii/core/clock";
 import { getTranslations } from "next-intl/server";
 import { cookies } from "next/headers";
 import { torii } from "@torii/core/runtime";
@@ -25,7 +26,7 @@ export default async function LogoutConfirmPage({ searchParams }: { searchParams
   const settings = await getSettings(inst);
   const cookie = (await cookies()).get(userAgentCookieName(inst.config.issuer))?.value;
   const ua = cookie ? await findUserAgent(inst.db, cookie) : undefined;
-  const pending = ua && sealed ? openPendingLogout(inst.masterKey, sealed, ua.id) : undefined;
+  const pending = ua && sealed ? openPendingLogout(inst.masterKey, sealed, ua.id, inst.clock.now()) : undefined;
   if (!ua || !pending) {
     return (
       <AuthShell settings={settings} title={t("error.title")}>
@@ -35,7 +36,7 @@ export default async function LogoutConfirmPage({ searchParams }: { searchParams
     );
   }
   const client = pending.client ? await getClient(inst, pending.client) : undefined;
-  const sessions = (await liveSessions(inst.db, ua.id)).filter((s) => !pending.user || s.userId === pending.user);
+  const sessions = (await liveSessions(inst.db, ua.id, dateOf(inst.clock))).filter((s) => !pending.user || s.userId === pending.user);
   return (
     <AuthShell
       settings={settings}

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import { createHash } from "node:crypto";
 import { constantTimeEqual } from "@/lib/crypto";
@@ -30,7 +31,7 @@ export const authorizationCodeGrant: Grant = {
       // RFC 6749 4.1.2: a code used twice is denied, and what it produced is revoked (whoever replays it).
       if (code.usedAt) return replay(tx, g, code);
       if (code.clientId !== client.id) throw new InvalidGrant(INVALID);
-      if (code.expiresAt <= new Date()) throw new InvalidGrant(INVALID);
+      if (code.expiresAt <= dateOf(tx.clock)) throw new InvalidGrant(INVALID);
       if (code.redirectUri !== p.redirect_uri) throw new InvalidGrant("redirect_uri does not match the authorization request.");
       verifyPkce(code, p.code_verifier, client.authMethod === "none");
 
@@ -69,7 +70,7 @@ export const authorizationCodeGrant: Grant = {
 
 /** The revocation commits; the refusal is thrown after it. */
 async function replay(tx: Repositories, g: GrantRequest, code: AuthorizationCode): Promise<CommittedRefusal> {
-  await tx.grants.revoke(code.grantId, "code_replay");
+  await tx.grants.revoke(code.grantId, "code_replay", dateOf(tx.clock));
   await tx.audit.record(g.audit, {
     action: "grant.revoked",
     targetType: "grant",

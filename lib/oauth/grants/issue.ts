@@ -93,7 +93,7 @@ export async function grantForOpaque(
     sessionId: null,
     grantType: g.grantType,
     scopes: g.scopes,
-    expiresAt: new Date(Date.now() + client.accessTokenLifetime * 1000),
+    expiresAt: new Date(repos.clock.now() + client.accessTokenLifetime * 1000),
   });
   return grant.id;
 }

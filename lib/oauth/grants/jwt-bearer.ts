@@ -1,3 +1,4 @@
+import { dateOf, secondsOf } from "@/lib/clock";
 import { hasNul } from "@/lib/http/text-input";
 import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from "jose";
 import type { Caches } from "@/lib/store/caches";
@@ -40,7 +41,7 @@ export const jwtBearerGrant: Grant = {
       // An opaque access token is stored and needs a grant to belong to; a JWT needs none.
       const grantId = client.accessTokenType === "opaque" ? await grantForOpaque(env.repos, client, { userId: user.id, grantType: GRANT.jwtBearer, scopes }) : null;
       // offline_access was dropped above: an access token, and an ID token for openid.
-      const body = await issueUserTokens(env, { client, user, scopes, grantId, sessionId: null, authTime: new Date(), amr: ["pk"] });
+      const body = await issueUserTokens(env, { client, user, scopes, grantId, sessionId: null, authTime: dateOf(env.repos.clock), amr: ["pk"] });
       await env.repos.audit.record({ ...g.audit, type: "user", id: user.id }, {
         action: "token.issued",
         targetType: "user",
@@ -56,7 +57,7 @@ export const jwtBearerGrant: Grant = {
 /** The registration a machine user gets when it presents its assertion without a client: JWTs, instance lifetimes. */
 function selfClient(g: GrantRequest, userId: string): Client {
   const l = g.settings.lifetimes;
-  const now = new Date();
+  const now = dateOf(g.store.clock);
   return {
     id: userId,
     name: userId,
@@ -99,7 +100,7 @@ async function verifyAssertion(g: GrantRequest, assertion: string) {
   if (hasNul(kid)) throw new InvalidRequest("The assertion's kid contains a NUL character.");
   const key = await g.store.users.getMachineKey(kid);
   if (!key) throw new InvalidGrant("The assertion's key is unknown.");
-  if (key.expiresAt && key.expiresAt <= new Date()) throw new InvalidGrant("The assertion's key has expired.");
+  if (key.expiresAt && key.expiresAt <= dateOf(g.store.clock)) throw new InvalidGrant("The assertion's key has expired.");
   if (alg !== key.alg) throw new InvalidGrant("The assertion's algorithm does not match its key.");
   let payload;
   try {
@@ -116,12 +117,13 @@ async function verifyAssertion(g: GrantRequest, assertion: string) {
       audience: [g.issuer, endpointUrl(g.issuer, "token")],
       requiredClaims: ["exp"],
       clockTolerance: CLOCK_SKEW_SECONDS,
+      currentDate: dateOf(g.store.clock),
     }));
   } catch (err) {
     if (err instanceof InvalidGrant) throw err;
     throw new InvalidGrant(`The assertion is invalid: ${describeJoseError(err)}.`);
   }
-  const problem = assertionTimeProblem(payload);
+  const problem = assertionTimeProblem(payload, secondsOf(g.store.clock));
   if (problem) throw new InvalidGrant(`The assertion ${problem}.`);
   if (payload.jti !== undefined && (typeof payload.jti !== "string" || !payload.jti)) throw new InvalidGrant("The assertion's jti is empty.");
   return { key, userId: key.userId, payload: { exp: payload.exp!, jti: payload.jti } };

@@ -1,3 +1,4 @@
+import { dateOf } from "@/lib/clock";
 import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import type { Grant as StoredGrant } from "@/lib/store/grants";
 import type { RefreshFamily, StoredToken } from "@/lib/store/tokens";
@@ -40,7 +41,7 @@ export const refreshTokenGrant: Grant = {
       const t = await env.repos.tokens.findByValue(presented.value);
       if (!t || t.kind !== "refresh" || !t.familyId) throw new InvalidGrant(INVALID);
       if (t.clientId !== client.id) throw new InvalidGrant(INVALID);
-      const now = new Date();
+      const now = dateOf(env.repos.clock);
       if (t.rotatedAt) return presentedAgain(g, env, t, presented, now);
       if (t.revokedAt || t.expiresAt <= now) throw new InvalidGrant(INVALID);
       const { family, grant, user } = await liveFamily(env, t);

@@ -1,3 +1,4 @@
+import { dateOf, secondsOf } from "@/lib/clock";
 import { CLIENT_AUTH_METHODS, TOKEN_TYPE } from "@/lib/protocol/vocabulary";
 import { jwtVerify } from "jose";
 import type { Client } from "@/lib/store/clients";
@@ -107,7 +108,7 @@ export const tokenExchangeGrant: Grant = {
           sessionId: subject.sessionId,
           grantType: GRANT.tokenExchange,
           scopes,
-          expiresAt: new Date(Date.now() + Math.max(client.accessTokenLifetime, client.refreshTokenLifetime) * 1000),
+          expiresAt: new Date(tx.clock.now() + Math.max(client.accessTokenLifetime, client.refreshTokenLifetime) * 1000),
         })
       ).id;
       const ctx = {
@@ -166,7 +167,7 @@ async function resolve(g: GrantRequest, client: Client, token: string, type: str
   switch (type) {
     case TOKEN_TYPE.accessToken: {
       // The same question introspection and userinfo ask, answered the same way.
-      const a = await resolveAccessToken(g, token);
+      const a = await resolveAccessToken(g, token, g.store.clock.now());
       if (!a) throw invalid();
       return { sub: a.sub, user: a.user, audience: a.audience, scopes: a.scopes, act: a.actor, sessionId: a.sessionId };
     }
@@ -188,12 +189,13 @@ async function resolve(g: GrantRequest, client: Client, token: string, type: str
           issuer: client.id,
           requiredClaims: ["exp", "sub", "jti"],
           clockTolerance: CLOCK_SKEW_SECONDS,
+          currentDate: dateOf(g.store.clock),
         }));
       } catch (err) {
         throw new InvalidRequest(`The ${param} is invalid: ${describeJoseError(err)}.`);
       }
       // Like a client assertion: short-lived and used once, so that a leaked one cannot be replayed.
-      if (payload.exp! > Math.floor(Date.now() / 1000) + MAX_SUBJECT_JWT_SECONDS + CLOCK_SKEW_SECONDS) {
+      if (payload.exp! > secondsOf(g.store.clock) + MAX_SUBJECT_JWT_SECONDS + CLOCK_SKEW_SECONDS) {
         throw new InvalidRequest(`The ${param} expires too far ahead (at most ${MAX_SUBJECT_JWT_SECONDS} s).`);
       }
       const aud = asList(payload.aud);

@@ -1,3 +1,4 @@
+import { dateOf } from "@torii/core/clock";
 import { getLocale, getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
@@ -17,7 +18,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
   if (!flow) return <FlowExpired />;
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
-  const step = await pendingStep((await torii()).store, req, client, settings.primaryDomain);
+  const step = await pendingStep((await torii()).store, req, client, settings.primaryDomain, dateOf((await torii()).clock));
   // Nothing to allow (any more): the callback decides what comes next.
   if (step.step !== "consent") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
   // The protocol's scopes have texts of ours; an API's scopes its own, per locale (resources.ts).

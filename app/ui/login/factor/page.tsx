@@ -1,3 +1,4 @@
+import { dateOf } from "@torii/core/clock";
 import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
@@ -21,7 +22,7 @@ export default async function SecondFactorPage({ searchParams }: { searchParams:
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
   const inst = await torii();
-  const step = await pendingStep(inst.store, req, client, settings.primaryDomain);
+  const step = await pendingStep(inst.store, req, client, settings.primaryDomain, dateOf(inst.clock));
   if (step.step !== "secondFactor") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
   const error =
     req.formError === "wrongCode" ? t("secondFactor.wrongCode") : req.formError === "passkeyFailed" ? t("errors.passkeyFailed") : lockoutMessage(t, req.formError, req.formValues);

@@ -1,3 +1,4 @@
+import { dateOf } from "@torii/core/clock";
 import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
@@ -22,7 +23,7 @@ export default async function VerifyEmailPage({ searchParams }: { searchParams: 
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
   const inst = await torii();
-  const step = await pendingStep(inst.store, req, client, settings.primaryDomain);
+  const step = await pendingStep(inst.store, req, client, settings.primaryDomain, dateOf(inst.clock));
   if (step.step !== "verifyEmail") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
   const user = await inst.store.users.get(step.account.userId);
   const notice = req.formError === "codeSent" ? t("verifyEmail.sent") : null;

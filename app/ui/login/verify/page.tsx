@@ -1,3 +1,4 @@
+import { dateOf } from "@torii/core/clock";
 import { getTranslations } from "next-intl/server";
 import { torii } from "@torii/core/runtime";
 import { LOGIN_PATHS } from "@torii/core/login/paths";
@@ -21,7 +22,7 @@ export default async function VerifyLinkPage({ searchParams }: { searchParams: P
       </AuthShell>
     );
   }
-  if (sp.result === "invalid" || !token || !(await emailTokenOpen(inst.db, inst.masterKey, token))) {
+  if (sp.result === "invalid" || !token || !(await emailTokenOpen(inst.db, inst.masterKey, token, dateOf(inst.clock)))) {
     return (
       <AuthShell settings={settings} title={t("verifyLink.invalidTitle")}>
         <p className="muted">{t("verifyLink.invalidLead")}</p>

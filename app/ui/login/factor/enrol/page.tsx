@@ -1,3 +1,4 @@
+import { dateOf } from "@torii/core/clock";
 import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
@@ -23,7 +24,7 @@ export default async function EnrolFactorPage({ searchParams }: { searchParams: 
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
   const inst = await torii();
-  const step = await pendingStep(inst.store, req, client, settings.primaryDomain);
+  const step = await pendingStep(inst.store, req, client, settings.primaryDomain, dateOf(inst.clock));
   if (step.step !== "enrolFactor") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
   const enrolment = await totpEnrolment(inst, { id: step.account.userId, username: step.account.username }, settings.branding.productName);
   const error = req.formError === "wrongCode" ? t("enrolFactor.wrongCode") : req.formError === "passkeyFailed" ? t("errors.passkeyFailed") : null;

@@ -1,3 +1,4 @@
+import { dateOf } from "@torii/core/clock";
 import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
@@ -19,7 +20,7 @@ export default async function ChangePasswordPage({ searchParams }: { searchParam
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
   const inst = await torii();
-  const step = await pendingStep(inst.store, req, client, settings.primaryDomain);
+  const step = await pendingStep(inst.store, req, client, settings.primaryDomain, dateOf(inst.clock));
   if (step.step !== "changePassword") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
   const policy = settings.passwordPolicy;
   let error: string | null = null;
