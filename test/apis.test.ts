@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { createRemoteJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiScopeDescription } from "@/lib/oauth/resources";
+import { consentApiGroups } from "@/lib/oauth/resources";
+import { askedConsent } from "@/lib/login/consent-set";
 import { startTestInstance, type TestInstance } from "./harness";
 import { Browser, makeClient as makeRp, makeUser as makeLoginUser, redirectParams, REDIRECT } from "./authorize-support";
 import { basic, CHALLENGE, makeClient, makeUser, token, verify, VERIFIER } from "./token-support";
@@ -82,12 +83,17 @@ describe("API resources in the management API", () => {
     expect((await json(renamed)).name).toBe("Billing API");
   });
 
-  it("the consent page describes an API scope in the user's language, else in its default text", async () => {
+  it("the consent page groups the asked scopes by API, described in the user's language, else in its default text", async () => {
     const apis = await t.inst.store.apis.list();
-    expect(apiScopeDescription(apis, [ORDERS], "orders:read", "de")).toBe("Orders: Ihre Bestellungen lesen");
-    expect(apiScopeDescription(apis, [ORDERS], "orders:read", "fr")).toBe("Orders: Read your orders");
-    // Only the APIs the request named describe its scopes.
-    expect(apiScopeDescription(apis, [BILLING], "orders:read", "en")).toBeNull();
+    const asked = askedConsent(["openid", "orders:read"], [ORDERS, BILLING], apis);
+    expect(asked).toEqual({ scopes: ["openid"], apis: { [ORDERS]: ["orders:read"], [BILLING]: [] } });
+    expect(consentApiGroups(apis, asked.apis, "de")).toEqual([
+      { identifier: ORDERS, name: "Orders", scopes: [{ name: "orders:read", description: "Ihre Bestellungen lesen" }] },
+      { identifier: BILLING, name: "Billing API", scopes: [] },
+    ]);
+    expect(consentApiGroups(apis, asked.apis, "fr")[0]!.scopes).toEqual([{ name: "orders:read", description: "Read your orders" }]);
+    // Only the APIs the request named carry its scopes.
+    expect(askedConsent(["orders:read"], [BILLING], apis).apis).toEqual({ [BILLING]: [] });
   });
 
   it("refuses bad input with field errors and codes, and a taken identifier with 409", async () => {

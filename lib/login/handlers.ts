@@ -9,6 +9,7 @@ import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { grantConsent } from "@/lib/store/consents";
+import { askedConsent } from "./consent-set";
 import { listFactors } from "@/lib/store/factors";
 import { liveSessions, recordAuthentication } from "@/lib/store/sessions";
 import { hitRateLimit } from "@/lib/store/rate-limit";
@@ -244,7 +245,7 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
 
 /**
  * The consent screen's answer. Only while the policy asks for consent for this request's
- * account: then Allow records the consent (the scopes of the request, added to any given before)
+ * account: then Allow records the consent (the scopes and APIs of the request, added to any given before)
  * and Deny marks the request refused; either way the callback, asking the policy again, finishes
  * the request or answers the client `access_denied`.
  */
@@ -257,15 +258,16 @@ export const handleSubmitConsent = guarded(async ({ inst, settings, id, authRequ
   const decision = form.get("decision");
   if (decision !== "allow" && decision !== "deny") return seeOther(loginUrl(LOGIN_PATHS.consent, id));
   const userId = step.account.userId;
+  const allowed = askedConsent(authRequest.scopes, authRequest.resources, await inst.store.apis.list());
   await inst.db.transaction(async (tx) => {
-    if (decision === "allow") await grantConsent(tx, userId, client.id, authRequest.scopes);
+    if (decision === "allow") await grantConsent(tx, userId, client.id, allowed);
     else await updateAuthRequest(tx, id, { consentDenied: true });
     await recordAudit(tx, { ...actor, id: userId }, {
       action: decision === "allow" ? "consent.granted" : "consent.denied",
       targetType: "user",
       targetId: userId,
       clientId: client.id,
-      details: { scopes: authRequest.scopes },
+      details: { scopes: [...allowed.scopes], apis: allowed.apis },
     });
   });
   return callback;
