@@ -113,6 +113,18 @@ describe("API resources in the management API", () => {
     expect((await json(taken)).fields[0].code).toBe("api_identifier_taken");
   });
 
+  it("refuses to change an API's identifier with the field error identifier_immutable; the same value is accepted", async () => {
+    const moved = await t.api(`/management/v1/apis/${billing.apiId}`, { method: "PATCH", json: { identifier: "https://api.example/moved", name: "Moved" } });
+    expect(moved.status).toBe(400);
+    expect((await json(moved)).fields).toEqual([expect.objectContaining({ path: "identifier", code: "identifier_immutable" })]);
+    const view = await json(await t.api(`/management/v1/apis/${billing.apiId}`));
+    expect(view).toMatchObject({ identifier: BILLING });
+    expect(view.name).not.toBe("Moved");
+    const same = await t.api(`/management/v1/apis/${billing.apiId}`, { method: "PATCH", json: { identifier: BILLING } });
+    expect(same.status).toBe(200);
+    expect((await json(same)).identifier).toBe(BILLING);
+  });
+
   it("checks a client's apiScopes against the APIs", async () => {
     const res = await t.api("/management/v1/clients", {
       method: "POST",
@@ -346,6 +358,18 @@ describe("a resource server", () => {
     expect(wrong.body.error).toBe("invalid_client");
     // The client keeps introspecting its own tokens.
     expect((await introspect(auth, mine)).body.active).toBe(true);
+  });
+
+  it("an API's URI identifier in HTTP Basic: form-urlencoded (RFC 6749 2.3.1) or sent as is, both work; a wrong secret either way is invalid_client", async () => {
+    const { client, secret } = await makeClient(t, { apiScopes: { [ORDERS]: ["orders:read"] } });
+    const mine = (await token(t, { grant_type: "client_credentials", resource: ORDERS }, { auth: basic(client.id, secret!) })).body.access_token;
+    const raw = (id: string, s: string) => "Basic " + Buffer.from(`${id}:${s}`).toString("base64");
+    expect(basic(ORDERS, apiSecret)).not.toBe(raw(ORDERS, apiSecret));
+    expect((await introspect(basic(ORDERS, apiSecret), mine)).body).toMatchObject({ active: true, aud: ORDERS });
+    expect((await introspect(raw(ORDERS, apiSecret), mine)).body).toMatchObject({ active: true, aud: ORDERS });
+    const wrong = await introspect(raw(ORDERS, "wrong"), mine);
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error).toBe("invalid_client");
   });
 });
 

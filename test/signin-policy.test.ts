@@ -306,6 +306,8 @@ describe("consent (third-party clients)", () => {
 
   it("a first-party client never asks; a third-party one asks once per new scope and finishes after", () => {
     expect(show(nextStep(withConsent(base, null)))).toBe("finish alice");
+    // Not even with prompt=consent (README, "Consent"): the provider decides for its own apps.
+    expect(show(nextStep(withConsent({ ...base, prompt: ["consent"] }, null)))).toBe("finish alice");
     expect(show(nextStep(withConsent(base, {})))).toBe("consent alice");
     expect(show(nextStep(withConsent(base, { given: given(["openid", "profile", "email"]) })))).toBe("finish alice");
     // A scope never allowed asks again; fewer scopes than allowed do not.
