@@ -189,6 +189,12 @@ describe("form conversion", () => {
       allowedOrigins: ["https://spa.example", "http://localhost:5173"],
       firstParty: true,
     });
+    // The web origins choice: the redirect URIs' origins (null), none ([]), or exactly the list.
+    const origins = (mode: string, list = "https://spa.example") => clientBody(form([["originsMode", mode], ["allowedOrigins", list]]), "update").body.allowedOrigins;
+    expect(origins("default")).toBeNull();
+    expect(origins("none")).toEqual([]);
+    expect(origins("list")).toEqual(["https://spa.example"]);
+    expect(origins("list", "")).toEqual([]);
     expect(clientBody(form([["jwks", "{nope"]]), "create").fields).toEqual([{ path: "jwks", code: "invalid_json", message: "Must be valid JSON." }]);
     expect(clientBody(form([["jwks", ""]]), "update").body.jwks).toBeNull();
   });

@@ -75,9 +75,12 @@ export function clientBody(form: FormData, mode: "create" | "update"): Parsed {
   b.name = formText(form, "name");
   b.redirectUris = lines(formText(form, "redirectUris"));
   b.postLogoutRedirectUris = lines(formText(form, "postLogoutRedirectUris"));
-  // Empty: follow the redirect URIs (null), on create and when cleared on update.
+  // The web origins (CORS): "default" follows the redirect URIs (null), "none" allows no page
+  // ([]), "list" exactly the origins listed. Without the choice (an older form), an empty list
+  // means the default.
   const origins = lines(formText(form, "allowedOrigins"));
-  b.allowedOrigins = origins.length ? origins : null;
+  const originsMode = formText(form, "originsMode");
+  b.allowedOrigins = originsMode === "none" ? [] : originsMode === "list" ? origins : originsMode === "default" ? null : origins.length ? origins : null;
   b.firstParty = form.get("firstParty") === "on";
   b.responseTypes = form.getAll("responseTypes").map(String);
   b.grantTypes = form.getAll("grantTypes").map(String);
