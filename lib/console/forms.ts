@@ -5,6 +5,8 @@
  * leave every rule to the API's schemas (one validation, one set of messages).
  */
 
+import { LOCALES } from "@/lib/i18n/locales";
+
 export type FormValues = Record<string, string | string[]>;
 
 /** The submitted values (for showing them again after an error), without the bookkeeping fields. */
@@ -191,8 +193,8 @@ export function apiBody(form: FormData, mode: "create" | "update", current?: { s
   b.name = formText(form, "name");
   b.scopes = lines(formText(form, "scopes")).map((line) => {
     const [name = "", ...rest] = pipeParts(line);
-    const kept = current?.scopes.find((s) => s.name === name)?.descriptions;
-    return { name, description: rest.join(" | "), ...(kept ? { descriptions: kept } : {}) };
+    const descriptions = scopeTexts(form, name) ?? current?.scopes.find((s) => s.name === name)?.descriptions;
+    return { name, description: rest.join(" | "), ...(descriptions && Object.keys(descriptions).length ? { descriptions } : {}) };
   });
   b.roles = lines(formText(form, "roles")).map((line) => {
     const [key = "", name = "", ...rest] = pipeParts(line);
@@ -204,6 +206,21 @@ export function apiBody(form: FormData, mode: "create" | "update", current?: { s
   const jwks = json(form, "jwks", parsed);
   if (jwks !== undefined && (jwks !== null || mode === "update")) b.jwks = jwks;
   return parsed;
+}
+
+/**
+ * A scope's text per locale from the API page's fields `scopeText <locale> <scope>` (a scope
+ * name has no spaces); the empty ones are left out (the default description applies). Undefined
+ * when the form had no such fields for the scope (one just added): its texts stay as they are.
+ */
+function scopeTexts(form: FormData, scope: string): Record<string, string> | undefined {
+  if (!LOCALES.some((l) => form.has(`scopeText ${l} ${scope}`))) return undefined;
+  const out: Record<string, string> = {};
+  for (const l of LOCALES) {
+    const v = formText(form, `scopeText ${l} ${scope}`).trim();
+    if (v) out[l] = v;
+  }
+  return out;
 }
 
 /**
