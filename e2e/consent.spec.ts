@@ -23,6 +23,7 @@ const FILES = `https://files-${RUN}.example/api`;
 let thirdParty: RelyingParty;
 let firstParty: RelyingParty;
 let apiClient: RelyingParty;
+const apiIds: string[] = [];
 
 test.beforeAll(async () => {
   thirdParty = await RelyingParty.start({ name: "Partner Analytics", firstParty: false });
@@ -40,14 +41,18 @@ test.beforeAll(async () => {
     },
   });
   expect(orders.status).toBe(201);
+  apiIds.push(((await orders.json()) as { apiId: string }).apiId);
   const files = await adminApi("/apis", { method: "POST", json: { identifier: FILES, name: "Files", scopes: [{ name: "files:read", description: "Read your files" }], accessTokenLifetime: 300 } });
   expect(files.status).toBe(201);
+  apiIds.push(((await files.json()) as { apiId: string }).apiId);
   apiClient = await RelyingParty.start({ name: "Partner Shop", firstParty: false, apiScopes: { [ORDERS]: ["orders:read", "orders:write"], [FILES]: ["files:read"] } });
 });
 test.afterAll(async () => {
   await thirdParty.stop();
   await firstParty.stop();
   await apiClient.stop();
+  // Other specs (the console's screenshots) list every API: leave none behind.
+  for (const id of apiIds) expect((await adminApi(`/apis/${id}`, { method: "DELETE" })).status).toBe(204);
 });
 
 for (const [locale, text] of Object.entries(TEXT)) {
