@@ -544,8 +544,9 @@ export const textOverrides = pgTable(
 );
 
 /**
- * What a user allowed a third-party client: the scopes (all it ever allowed, so that a request
- * for fewer asks nothing) and when last. A request for a scope not in the set asks again.
+ * What a user allowed a third-party client: the protocol scopes and, per API identifier, that
+ * API's scopes (all it ever allowed, so that a request for fewer asks nothing), and when last. A
+ * request for a scope or an API not in the set asks again (lib/login/consent-set.ts).
  */
 export const consents = pgTable(
   "consents",
@@ -556,7 +557,10 @@ export const consents = pgTable(
     clientId: text("client_id")
       .notNull()
       .references(() => clients.id, { onDelete: "cascade" }),
+    /** The protocol's scopes (openid, profile, ...). */
     scopes: text("scopes").array().notNull(),
+    /** `{[apiIdentifier]: scopes}`: the APIs allowed (a key, even with no scope) and their scopes. */
+    apiScopes: jsonb("api_scopes").$type<Record<string, string[]>>().notNull().default({}),
     grantedAt: ts("granted_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index("consents_client_idx").on(t.clientId)],

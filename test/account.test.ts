@@ -148,7 +148,7 @@ describe("the account page", () => {
     const user = await makeUser(t, "gwen");
     const { b, access } = await signedIn("gwen");
     const { client, secret } = await makeClient(t, { name: "Third party", firstParty: false });
-    await grantConsent(t.inst.db, user.id, client.id, ["openid", "offline_access"], new Date());
+    await grantConsent(t.inst.db, user.id, client.id, { scopes: ["openid", "offline_access"], apis: {} }, new Date());
     const { code } = await makeCode(t, { client, user, scopes: ["openid", "offline_access"] });
     const issued = await token(t, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb" }, { auth: basic(client.id, secret!) });
     expect(issued.body.refresh_token).toBeTruthy();

@@ -2,10 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { createRemoteJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiScopeDescription } from "@/lib/oauth/resources";
+import { consentApiGroups } from "@/lib/oauth/resources";
+import { askedConsent } from "@/lib/login/consent-set";
+import { getSettings, updateSettings } from "@/lib/store/settings";
+import { insertMachineKey } from "@/lib/store/users";
 import { startTestInstance, type TestInstance } from "./harness";
 import { Browser, makeClient as makeRp, makeUser as makeLoginUser, redirectParams, REDIRECT } from "./authorize-support";
-import { basic, CHALLENGE, makeClient, makeUser, token, verify, VERIFIER } from "./token-support";
+import { basic, CHALLENGE, makeClient, makeCode, makeUser, token, verify, VERIFIER } from "./token-support";
 
 // API resources (RFC 8707 resource indicators), their scopes and roles, and introspection by the
 // API itself; seen from the management API, the token endpoint and a resource server.
@@ -82,12 +85,17 @@ describe("API resources in the management API", () => {
     expect((await json(renamed)).name).toBe("Billing API");
   });
 
-  it("the consent page describes an API scope in the user's language, else in its default text", async () => {
+  it("the consent page groups the asked scopes by API, described in the user's language, else in its default text", async () => {
     const apis = await t.inst.store.apis.list();
-    expect(apiScopeDescription(apis, [ORDERS], "orders:read", "de")).toBe("Orders: Ihre Bestellungen lesen");
-    expect(apiScopeDescription(apis, [ORDERS], "orders:read", "fr")).toBe("Orders: Read your orders");
-    // Only the APIs the request named describe its scopes.
-    expect(apiScopeDescription(apis, [BILLING], "orders:read", "en")).toBeNull();
+    const asked = askedConsent(["openid", "orders:read"], [ORDERS, BILLING], apis);
+    expect(asked).toEqual({ scopes: ["openid"], apis: { [ORDERS]: ["orders:read"], [BILLING]: [] } });
+    expect(consentApiGroups(apis, asked.apis, "de")).toEqual([
+      { identifier: ORDERS, name: "Orders", scopes: [{ name: "orders:read", description: "Ihre Bestellungen lesen" }] },
+      { identifier: BILLING, name: "Billing API", scopes: [] },
+    ]);
+    expect(consentApiGroups(apis, asked.apis, "fr")[0]!.scopes).toEqual([{ name: "orders:read", description: "Read your orders" }]);
+    // Only the APIs the request named carry its scopes.
+    expect(askedConsent(["orders:read"], [BILLING], apis).apis).toEqual({ [BILLING]: [] });
   });
 
   it("refuses bad input with field errors and codes, and a taken identifier with 409", async () => {
@@ -105,6 +113,18 @@ describe("API resources in the management API", () => {
     const taken = await t.api("/management/v1/apis", { method: "POST", json: { identifier: ORDERS, name: "again" } });
     expect(taken.status).toBe(409);
     expect((await json(taken)).fields[0].code).toBe("api_identifier_taken");
+  });
+
+  it("refuses to change an API's identifier with the field error identifier_immutable; the same value is accepted", async () => {
+    const moved = await t.api(`/management/v1/apis/${billing.apiId}`, { method: "PATCH", json: { identifier: "https://api.example/moved", name: "Moved" } });
+    expect(moved.status).toBe(400);
+    expect((await json(moved)).fields).toEqual([expect.objectContaining({ path: "identifier", code: "identifier_immutable" })]);
+    const view = await json(await t.api(`/management/v1/apis/${billing.apiId}`));
+    expect(view).toMatchObject({ identifier: BILLING });
+    expect(view.name).not.toBe("Moved");
+    const same = await t.api(`/management/v1/apis/${billing.apiId}`, { method: "PATCH", json: { identifier: BILLING } });
+    expect(same.status).toBe(200);
+    expect((await json(same)).identifier).toBe(BILLING);
   });
 
   it("checks a client's apiScopes against the APIs", async () => {
@@ -341,6 +361,18 @@ describe("a resource server", () => {
     // The client keeps introspecting its own tokens.
     expect((await introspect(auth, mine)).body.active).toBe(true);
   });
+
+  it("an API's URI identifier in HTTP Basic: form-urlencoded (RFC 6749 2.3.1) or sent as is, both work; a wrong secret either way is invalid_client", async () => {
+    const { client, secret } = await makeClient(t, { apiScopes: { [ORDERS]: ["orders:read"] } });
+    const mine = (await token(t, { grant_type: "client_credentials", resource: ORDERS }, { auth: basic(client.id, secret!) })).body.access_token;
+    const raw = (id: string, s: string) => "Basic " + Buffer.from(`${id}:${s}`).toString("base64");
+    expect(basic(ORDERS, apiSecret)).not.toBe(raw(ORDERS, apiSecret));
+    expect((await introspect(basic(ORDERS, apiSecret), mine)).body).toMatchObject({ active: true, aud: ORDERS });
+    expect((await introspect(raw(ORDERS, apiSecret), mine)).body).toMatchObject({ active: true, aud: ORDERS });
+    const wrong = await introspect(raw(ORDERS, "wrong"), mine);
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error).toBe("invalid_client");
+  });
 });
 
 describe("introspection by an API with private_key_jwt", () => {
@@ -379,6 +411,68 @@ describe("introspection by an API with private_key_jwt", () => {
     expect(replay.body.error).toBe("invalid_client");
     const other = await generateKeyPair("ES256");
     expect((await call(await sign(other.privateKey, "two"))).body.error).toBe("invalid_client");
+  });
+});
+
+describe("resource indicators at the jwt-bearer and token-exchange grants", () => {
+  it("jwt-bearer: a machine user's token for an API the client may use, with its scopes there and the user's roles; unknown or not allowed is invalid_target", async () => {
+    const keys = await generateKeyPair("ES256");
+    const machine = await makeUser(t, { type: "machine", name: "robot", email: null, givenName: null, familyName: null });
+    const kid = (await insertMachineKey(t.inst.db, machine.id, await exportJWK(keys.publicKey), "ES256")).id;
+    const assertion = () =>
+      new SignJWT({ jti: crypto.randomUUID() }).setProtectedHeader({ alg: "ES256", kid }).setIssuer(machine.id).setSubject(machine.id).setAudience(t.issuer).setExpirationTime("5m").sign(keys.privateKey);
+    expect((await t.api(`/management/v1/users/${machine.id}/roles`, { method: "PUT", json: { [ORDERS]: ["viewer"] } })).status).toBe(200);
+    const { client, secret } = await makeClient(t, { grantTypes: ["urn:ietf:params:oauth:grant-type:jwt-bearer"], apiScopes: { [ORDERS]: ["orders:read"] } });
+    const auth = basic(client.id, secret!);
+    const GT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+    const r = await token(t, { grant_type: GT, assertion: await assertion(), resource: ORDERS, scope: "openid" }, { auth });
+    expect(r.status).toBe(200);
+    expect(r.body.scope).toBe("openid orders:read");
+    expect((await verify(t, r.body.access_token)).payload).toMatchObject({ aud: ORDERS, sub: machine.id, scope: "openid orders:read", roles: ["viewer"] });
+    // The API scope alone names its API too; without either the token is for the client as before.
+    expect((await verify(t, (await token(t, { grant_type: GT, assertion: await assertion(), scope: "orders:read" }, { auth })).body.access_token)).payload.aud).toBe(ORDERS);
+    expect((await verify(t, (await token(t, { grant_type: GT, assertion: await assertion(), scope: "openid" }, { auth })).body.access_token)).payload.aud).toBe(client.id);
+
+    for (const resource of [BILLING, "https://api.example/unknown", "relative/path", `${ORDERS}#frag`]) {
+      const bad = await token(t, { grant_type: GT, assertion: await assertion(), resource }, { auth });
+      expect([resource, bad.status, bad.body.error]).toEqual([resource, 400, "invalid_target"]);
+    }
+    // Without a client, the machine user is its own client and may use no API.
+    expect((await token(t, { grant_type: GT, assertion: await assertion(), resource: ORDERS })).body.error).toBe("invalid_target");
+  });
+
+  it("token exchange: resource names the API of the new token (aud, its scopes, the subject's roles); its refresh token stays with that API; unknown or not allowed is invalid_target", async () => {
+    await updateSettings(t.inst, { features: { ...(await getSettings(t.inst)).features, tokenExchange: true } });
+    const user = await makeUser(t);
+    expect((await t.api(`/management/v1/users/${user.id}/roles`, { method: "PUT", json: { [ORDERS]: ["admin"] } })).status).toBe(200);
+    const { client, secret } = await makeClient(t, {
+      grantTypes: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
+      apiScopes: { [ORDERS]: ["orders:read", "orders:write"] },
+    });
+    const auth = basic(client.id, secret!);
+    const { code } = await makeCode(t, { client, user, scopes: ["openid", "offline_access"] });
+    const subject = (await token(t, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb" }, { auth })).body.access_token;
+    const TT = "urn:ietf:params:oauth:token-type:access_token";
+    const exchange = (p: Record<string, string>) =>
+      token(t, { grant_type: "urn:ietf:params:oauth:grant-type:token-exchange", subject_token: subject, subject_token_type: TT, requested_token_type: "urn:ietf:params:oauth:token-type:jwt", ...p }, { auth });
+
+    const r = await exchange({ resource: ORDERS, scope: "openid offline_access orders:read" });
+    expect(r.status).toBe(200);
+    expect(r.body.scope).toBe("openid offline_access orders:read");
+    const claims = (await verify(t, r.body.access_token)).payload;
+    expect(claims).toMatchObject({ aud: ORDERS, sub: user.id, roles: ["admin"] });
+    expect(claims.exp! - claims.iat!).toBe(600);
+    const refreshed = await token(t, { grant_type: "refresh_token", refresh_token: r.body.refresh_token }, { auth });
+    expect(refreshed.status).toBe(200);
+    expect((await verify(t, refreshed.body.access_token)).payload).toMatchObject({ aud: ORDERS, scope: "openid offline_access orders:read" });
+
+    for (const resource of [BILLING, "https://api.example/unknown", "relative/path", `${ORDERS}#frag`]) {
+      const bad = await exchange({ resource });
+      expect([resource, bad.status, bad.body.error]).toEqual([resource, 400, "invalid_target"]);
+    }
+    // An API scope the client may not have there is invalid_scope, as at the other grants.
+    expect((await exchange({ resource: ORDERS, scope: "invoices:read" })).body.error).toBe("invalid_scope");
   });
 });
 

@@ -282,7 +282,7 @@ describe("discovery", () => {
     expect(doc.authorization_endpoint).toBe(`${t.issuer}/oauth/v2/authorize`);
     expect(doc.response_types_supported).toEqual(["code", "id_token", "id_token token"]);
     expect(doc.response_modes_supported).toEqual(["query", "fragment", "form_post"]);
-    expect(doc.prompt_values_supported).toEqual(["none", "login", "select_account", "create"]);
+    expect(doc.prompt_values_supported).toEqual(["none", "login", "consent", "select_account", "create"]);
     expect(doc.ui_locales_supported).toEqual(["en", "de", "fr", "it"]);
     expect(doc.code_challenge_methods_supported).toEqual(["S256"]);
   });

@@ -11,6 +11,10 @@ import { resolveMasterKey } from "@/lib/master-key";
 import { verifyPassword } from "@/lib/passwords";
 import { startupBanner } from "@/lib/server/banner";
 import { userForPat } from "@/lib/store/pats";
+import { insertApi } from "@/lib/store/apis";
+import { insertClient } from "@/lib/store/clients";
+import { consentsOf } from "@/lib/store/consents";
+import { insertUser } from "@/lib/store/users";
 import journal from "@/db/migrations/meta/_journal.json";
 import { createTestDatabase, TEST_DB } from "./harness";
 
@@ -200,6 +204,34 @@ describe("bootstrap", () => {
     });
     expect(row!.rateLimits).toEqual({ jwksPerMinute: 300, tokenPerMinute: 6000, registrationPerHour: 20 });
     expect(row!.retention).toEqual({ auditDays: 90 });
+    await d.close();
+  });
+
+  it("an upgrade moves the API scopes of older consents under the APIs the client may use that define them", async () => {
+    const { open } = await fixture();
+    const d = await open();
+    const user = await insertUser(d.db, { type: "human", username: "consenter" });
+    const lifetimes = { accessTokenLifetime: 300, idTokenLifetime: 300, refreshTokenLifetime: 3600 };
+    const reg = { responseTypes: ["code"], grantTypes: ["authorization_code"], authMethod: "none", ...lifetimes };
+    const { client } = await insertClient(d.db, { ...reg, name: "Partner", apiScopes: { "https://orders.example": ["read"], "https://files.example": ["read"] } });
+    await insertApi(d.db, { identifier: "https://orders.example", name: "Orders", scopes: [{ name: "read", description: "" }, { name: "write", description: "" }], accessTokenLifetime: 300 });
+    await insertApi(d.db, { identifier: "https://files.example", name: "Files", scopes: [{ name: "read", description: "" }], accessTokenLifetime: 300 });
+    // Defines "write" too, but the client may not use it: it gets nothing.
+    await insertApi(d.db, { identifier: "https://other.example", name: "Other", scopes: [{ name: "write", description: "" }], accessTokenLifetime: 300 });
+    // As a version before 0014 left it: API scopes among the protocol scopes.
+    const s = await d.session();
+    try {
+      await s.exec(`ALTER TABLE consents DROP COLUMN api_scopes`);
+      await s.exec(`INSERT INTO consents (user_id, client_id, scopes, granted_at) VALUES ('${user.id}', '${client.id}', '{read,openid,profile}', now())`);
+      const { when } = journal.entries.find((e) => e.tag === "0014_consent_api_scopes")!;
+      await s.exec(`DELETE FROM torii_migrations WHERE created_at = ${when}`);
+    } finally {
+      await s.release();
+    }
+    expect((await migrate(d)).applied).toBe(1);
+    expect(await consentsOf(d.db, client.id, [user.id])).toEqual({
+      [user.id]: { scopes: ["openid", "profile"], apis: { "https://files.example": ["read"], "https://orders.example": ["read"] }, grantedAt: expect.any(Date) },
+    });
     await d.close();
   });
 });

@@ -26,7 +26,7 @@ describe("consents", () => {
     const user = await makeUser(t);
     const other = await makeUser(t);
     const issue = async (u: typeof user) => {
-      await grantConsent(t.inst.db, u.id, client.id, ["openid", "profile", "offline_access"], new Date());
+      await grantConsent(t.inst.db, u.id, client.id, { scopes: ["openid", "profile", "offline_access"], apis: {} }, new Date());
       const { code } = await makeCode(t, { client, user: u, scopes: ["openid", "offline_access"], challenge: CHALLENGE });
       const r = await token(t, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb", code_verifier: VERIFIER }, { auth: basic(client.id, secret!) });
       expect(r.status).toBe(200);
@@ -38,7 +38,7 @@ describe("consents", () => {
     const list = await t.api(`/management/v1/users/${user.id}/consents`);
     expect(list.status).toBe(200);
     expect((await list.json()).consents).toEqual([
-      { clientId: client.id, clientName: client.name, scopes: ["offline_access", "openid", "profile"], grantedAt: expect.any(String) },
+      { clientId: client.id, clientName: client.name, scopes: ["offline_access", "openid", "profile"], apis: {}, grantedAt: expect.any(String) },
     ]);
 
     const introspect = async (at: string) =>

@@ -189,6 +189,12 @@ describe("form conversion", () => {
       allowedOrigins: ["https://spa.example", "http://localhost:5173"],
       firstParty: true,
     });
+    // The web origins choice: the redirect URIs' origins (null), none ([]), or exactly the list.
+    const origins = (mode: string, list = "https://spa.example") => clientBody(form([["originsMode", mode], ["allowedOrigins", list]]), "update").body.allowedOrigins;
+    expect(origins("default")).toBeNull();
+    expect(origins("none")).toEqual([]);
+    expect(origins("list")).toEqual(["https://spa.example"]);
+    expect(origins("list", "")).toEqual([]);
     expect(clientBody(form([["jwks", "{nope"]]), "create").fields).toEqual([{ path: "jwks", code: "invalid_json", message: "Must be valid JSON." }]);
     expect(clientBody(form([["jwks", ""]]), "update").body.jwks).toBeNull();
   });
@@ -220,6 +226,23 @@ describe("form conversion", () => {
     const update = apiBody(f, "update", { scopes: [{ name: "orders:read", descriptions: { de: "Bestellungen lesen" } }] }).body;
     expect("identifier" in update).toBe(false);
     expect((update.scopes as unknown[])[0]).toEqual({ name: "orders:read", description: "Read your orders", descriptions: { de: "Bestellungen lesen" } });
+    // The API page's per-language fields replace the texts; emptied ones go (the default applies).
+    const edited = form([
+      ["name", "Orders"],
+      ["scopes", "orders:read | Read your orders\norders:write"],
+      ["scopeText en orders:read", ""],
+      ["scopeText de orders:read", ""],
+      ["scopeText fr orders:read", " Lire vos commandes "],
+      ["scopeText it orders:read", "Leggere i tuoi ordini"],
+      ["scopeText en orders:write", ""],
+      ["scopeText de orders:write", ""],
+      ["scopeText fr orders:write", ""],
+      ["scopeText it orders:write", ""],
+    ]);
+    expect(apiBody(edited, "update", { scopes: [{ name: "orders:read", descriptions: { de: "Bestellungen lesen" } }] }).body.scopes).toEqual([
+      { name: "orders:read", description: "Read your orders", descriptions: { fr: "Lire vos commandes", it: "Leggere i tuoi ordini" } },
+      { name: "orders:write", description: "" },
+    ]);
   });
 
   it("turns per-API check boxes into {apiIdentifier: keys}; an API shown with nothing ticked is []", () => {

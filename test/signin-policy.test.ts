@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Prompt } from "@/lib/oauth/params/authorize";
 import { ACR } from "@/lib/protocol/vocabulary";
 import { chooserEntries, nextStep, offersRegistration, type PolicyAccount, type PolicyInput, type Step } from "@/lib/login/signin-policy";
+import type { ConsentSet } from "@/lib/login/consent-set";
 
 /**
  * The sign-in policy as a table: every combination of prompt × the browser's sessions × max_age ×
@@ -309,21 +310,36 @@ describe("consent (third-party clients)", () => {
   const SCOPES = ["openid", "profile"];
   const withConsent = (
     o: Parameters<typeof input>[0],
-    consent: { given?: Record<string, { scopes: string[]; grantedAt: Date }>; denied?: boolean; scopes?: string[] } | null,
+    consent: { given?: Record<string, ConsentSet & { grantedAt: Date }>; denied?: boolean; asked?: ConsentSet } | null,
   ): PolicyInput<Acc> => ({
     ...input(o),
-    consent: consent ? { scopes: consent.scopes ?? SCOPES, denied: consent.denied ?? false, given: consent.given ?? {} } : null,
+    consent: consent ? { asked: consent.asked ?? { scopes: SCOPES, apis: {} }, denied: consent.denied ?? false, given: consent.given ?? {} } : null,
   });
   const base = { prompt: [] as Prompt[], sessions: SESSIONS.one, maxAge: null, hintSubject: null, loginHint: null };
-  const given = (scopes: string[], at = OLD) => ({ "u-alice": { scopes, grantedAt: at } });
+  const given = (scopes: string[], at = OLD, apis: Record<string, string[]> = {}) => ({ "u-alice": { scopes, apis, grantedAt: at } });
 
   it("a first-party client never asks; a third-party one asks once per new scope and finishes after", () => {
     expect(show(nextStep(withConsent(base, null)))).toBe("finish alice");
+    // Not even with prompt=consent (README, "Consent"): the provider decides for its own apps.
+    expect(show(nextStep(withConsent({ ...base, prompt: ["consent"] }, null)))).toBe("finish alice");
     expect(show(nextStep(withConsent(base, {})))).toBe("consent alice");
     expect(show(nextStep(withConsent(base, { given: given(["openid", "profile", "email"]) })))).toBe("finish alice");
     // A scope never allowed asks again; fewer scopes than allowed do not.
     expect(show(nextStep(withConsent(base, { given: given(["openid"]) })))).toBe("consent alice");
-    expect(show(nextStep(withConsent(base, { given: given(["openid", "profile"]), scopes: ["openid"] })))).toBe("finish alice");
+    expect(show(nextStep(withConsent(base, { given: given(["openid", "profile"]), asked: { scopes: ["openid"], apis: {} } })))).toBe("finish alice");
+  });
+
+  it("remembers API scopes per API: a new API or a new scope of an API asks again, the same name at another API does not count", () => {
+    const ORDERS = "https://orders.example";
+    const FILES = "https://files.example";
+    const allowed = given(SCOPES, OLD, { [ORDERS]: ["read"] });
+    const ask = (apis: Record<string, string[]>) => withConsent(base, { given: allowed, asked: { scopes: SCOPES, apis } });
+    expect(show(nextStep(ask({ [ORDERS]: ["read"] })))).toBe("finish alice");
+    expect(show(nextStep(ask({ [ORDERS]: [] })))).toBe("finish alice");
+    expect(show(nextStep(ask({ [ORDERS]: ["read", "write"] })))).toBe("consent alice");
+    expect(show(nextStep(ask({ [FILES]: [] })))).toBe("consent alice");
+    expect(show(nextStep(ask({ [FILES]: ["read"] })))).toBe("consent alice");
+    expect(show(nextStep(withConsent({ ...base, prompt: ["none"] }, { given: allowed, asked: { scopes: SCOPES, apis: { [FILES]: [] } } })))).toBe("consent_required");
   });
 
   it("prompt=none without consent is consent_required; a refusal is access_denied; prompt=consent asks even when allowed before", () => {
@@ -388,8 +404,8 @@ describe("consent prompts of a third-party client: prompt × consent given × fi
     const alice = r.pass === "first" ? account("alice", OLD) : account("alice", ago(2_000));
     const at = GIVEN[r.given];
     const base = input({ prompt: CONSENT_PROMPTS[r.prompt]!, sessions: [alice], maxAge: null, hintSubject: null, loginHint: null, chosen: r.pass === "callback" ? alice : null });
-    const given: Record<string, { scopes: string[]; grantedAt: Date }> = at ? { "u-alice": { scopes: ["openid", "profile"], grantedAt: at } } : {};
-    const consent = { scopes: ["openid", "profile"], denied: false, given };
+    const given: Record<string, { scopes: string[]; apis: Record<string, string[]>; grantedAt: Date }> = at ? { "u-alice": { scopes: ["openid", "profile"], apis: {}, grantedAt: at } } : {};
+    const consent = { asked: { scopes: ["openid", "profile"], apis: {} }, denied: false, given };
     expect(show(nextStep({ ...base, consent }))).toBe(expected(r));
   });
 });
@@ -412,7 +428,7 @@ describe("email verification (the account prompt)", () => {
 
   it("comes after the sign-in and before the consent screen", () => {
     expect(show(nextStep({ ...input({ ...base, sessions: [] }), requireVerifiedEmail: true }))).toBe("signIn -");
-    const consent = { scopes: ["openid"], denied: false, given: {} };
+    const consent = { asked: { scopes: ["openid"], apis: {} }, denied: false, given: {} };
     expect(show(nextStep({ ...input(base), requireVerifiedEmail: true, consent }))).toBe("verifyEmail alice");
     expect(show(nextStep({ ...input({ ...base, sessions: [account("alice", OLD)] }), requireVerifiedEmail: true, consent }))).toBe("consent alice");
   });
@@ -460,7 +476,7 @@ describe("second factors (the account prompt): mfa policy × enrolled × session
     const base = input({ prompt: [], sessions: [session], maxAge: 60, hintSubject: null, loginHint: null });
     expect(show(nextStep({ ...base, mfa: "optional" }))).toBe("password alice");
     const fresh = input({ prompt: [], sessions: [session], maxAge: null, hintSubject: null, loginHint: null });
-    const consent = { scopes: ["openid"], denied: false, given: {} };
+    const consent = { asked: { scopes: ["openid"], apis: {} }, denied: false, given: {} };
     expect(show(nextStep({ ...fresh, mfa: "optional", requireVerifiedEmail: true, consent }))).toBe("secondFactor alice");
     const done = { ...session, amr: ["pwd", "otp", "mfa"] };
     expect(show(nextStep({ ...fresh, sessions: [done], mfa: "optional", requireVerifiedEmail: true, consent }))).toBe("verifyEmail alice");
@@ -537,7 +553,7 @@ describe("password change (the account prompt): what made it due × when × how 
 
   it("comes after the password and the second factor, before the address code and consent", () => {
     const due = { ...account("alice", OLD), amr: ["pwd"], hasSecondFactor: true, emailUnverified: true, passwordChangeRequiredSince: ago(3_600_000) };
-    const consent = { scopes: ["openid"], denied: false, given: {} };
+    const consent = { asked: { scopes: ["openid"], apis: {} }, denied: false, given: {} };
     // A stale session: its password again first (prompt=login likewise).
     expect(show(nextStep(input({ prompt: [], sessions: [due], maxAge: 60, hintSubject: null, loginHint: null })))).toBe("password alice");
     expect(show(nextStep(input({ prompt: ["login"], sessions: [due], maxAge: null, hintSubject: null, loginHint: null, chosen: due })))).toBe("password alice");

@@ -57,6 +57,7 @@ const CLIENT_INPUTS = [
   "redirectUris",
   "postLogoutRedirectUris",
   "allowedOrigins",
+  "originsMode",
   "firstParty",
   "responseTypes",
   "grantTypes",

@@ -54,7 +54,13 @@ export async function accountOverview(inst: Engine, access: AppAccess, opts: { a
   for (const g of grants) apps.set(g.clientId, { clientId: g.clientId, clientName: g.clientName, lastGrantAt: g.lastGrantAt, consentScopes: null });
   for (const c of consents) {
     const known = apps.get(c.clientId);
-    apps.set(c.clientId, { clientId: c.clientId, clientName: c.clientName, lastGrantAt: known?.lastGrantAt ?? null, consentScopes: c.scopes });
+    // API scopes read "API name: scope" (a scope name is only unique within its API).
+    const apiNames = new Map((await inst.store.apis.list()).map((a) => [a.identifier, a.name]));
+    const apiScopes = Object.entries(c.apis).flatMap(([api, scopes]) => {
+      const name = apiNames.get(api) ?? api;
+      return scopes.length ? scopes.map((s) => `${name}: ${s}`) : [name];
+    });
+    apps.set(c.clientId, { clientId: c.clientId, clientName: c.clientName, lastGrantAt: known?.lastGrantAt ?? null, consentScopes: [...c.scopes, ...apiScopes] });
   }
   for (const id of OWN_APPS) apps.delete(id);
   const clientNames: Record<string, string> = {};

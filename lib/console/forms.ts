@@ -7,6 +7,8 @@ import type { ManagementOperations, OperationId } from "@/lib/management/api-rou
  * leave every rule to the API's schemas (one validation, one set of messages).
  */
 
+import { LOCALES } from "@/lib/i18n/locales";
+
 export type FormValues = Record<string, string | string[]>;
 
 /** The submitted values (for showing them again after an error), without the bookkeeping fields. */
@@ -94,13 +96,16 @@ type ClientForm = FormBody<"createClient"> & FormBody<"updateClient">;
 export function clientBody(form: FormData, mode: "create" | "update"): Parsed<ClientForm> {
   const fields: FieldProblem[] = [];
   const jwks = json(form, "jwks", fields);
-  // Empty: follow the redirect URIs (null), on create and when cleared on update.
+  // The web origins (CORS): "default" follows the redirect URIs (null), "none" allows no page
+  // ([]), "list" exactly the origins listed. Without the choice (an older form), an empty list
+  // means the default.
   const origins = lines(formText(form, "allowedOrigins"));
+  const originsMode = formText(form, "originsMode");
   const body: ClientForm = {
     name: formText(form, "name"),
     redirectUris: lines(formText(form, "redirectUris")),
     postLogoutRedirectUris: lines(formText(form, "postLogoutRedirectUris")),
-    allowedOrigins: origins.length ? origins : null,
+    allowedOrigins: originsMode === "none" ? [] : originsMode === "list" ? origins : originsMode === "default" ? null : origins.length ? origins : null,
     firstParty: form.get("firstParty") === "on",
     responseTypes: form.getAll("responseTypes").map(String),
     grantTypes: form.getAll("grantTypes").map(String),
@@ -224,8 +229,8 @@ export function apiBody(
     name: formText(form, "name"),
     scopes: lines(formText(form, "scopes")).map((line) => {
       const [name = "", ...rest] = pipeParts(line);
-      const kept = current?.scopes.find((s) => s.name === name)?.descriptions;
-      return { name, description: rest.join(" | "), ...(kept ? { descriptions: kept } : {}) };
+      const descriptions = scopeTexts(form, name) ?? current?.scopes.find((s) => s.name === name)?.descriptions;
+      return { name, description: rest.join(" | "), ...(descriptions && Object.keys(descriptions).length ? { descriptions } : {}) };
     }),
     roles: lines(formText(form, "roles")).map((line) => {
       const [key = "", name = "", ...rest] = pipeParts(line);
@@ -237,6 +242,21 @@ export function apiBody(
   };
   const body: FormBody<"createApi"> | FormBody<"updateApi"> = mode === "create" ? { identifier: formText(form, "identifier").trim(), ...common } : common;
   return { body: defined(body), fields };
+}
+
+/**
+ * A scope's text per locale from the API page's fields `scopeText <locale> <scope>` (a scope
+ * name has no spaces); the empty ones are left out (the default description applies). Undefined
+ * when the form had no such fields for the scope (one just added): its texts stay as they are.
+ */
+function scopeTexts(form: FormData, scope: string): Record<string, string> | undefined {
+  if (!LOCALES.some((l) => form.has(`scopeText ${l} ${scope}`))) return undefined;
+  const out: Record<string, string> = {};
+  for (const l of LOCALES) {
+    const v = formText(form, `scopeText ${l} ${scope}`).trim();
+    if (v) out[l] = v;
+  }
+  return out;
 }
 
 /**

@@ -10,6 +10,7 @@ import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { grantConsent } from "@/lib/store/consents";
+import { askedConsent } from "./consent-set";
 import { liveSessions, recordAuthentication } from "@/lib/store/sessions";
 import { hitRateLimit } from "@/lib/store/rate-limit";
 import { getSettings, type Settings } from "@/lib/store/settings";
@@ -265,7 +266,7 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
 
 /**
  * The consent screen's answer. Only while the policy asks for consent for this request's
- * account: then Allow records the consent (the scopes of the request, added to any given before)
+ * account: then Allow records the consent (the scopes and APIs of the request, added to any given before)
  * and Deny marks the request refused; either way the callback, asking the policy again, finishes
  * the request or answers the client `access_denied`.
  */
@@ -277,15 +278,16 @@ export const handleSubmitConsent = guarded(async (flow) => {
   if (decision !== "allow" && decision !== "deny") return seeOther(loginUrl(LOGIN_PATHS.consent, id));
   const userId = account.userId;
   const clientId = authRequest.clientId;
+  const allowed = askedConsent(authRequest.scopes, authRequest.resources, await inst.store.apis.list());
   await inst.db.transaction(async (tx) => {
-    if (decision === "allow") await grantConsent(tx, userId, clientId, authRequest.scopes, dateOf(inst.clock));
+    if (decision === "allow") await grantConsent(tx, userId, clientId, allowed, dateOf(inst.clock));
     else await updateAuthRequest(tx, id, { consentDenied: true });
     await recordAudit(tx, { ...actor, id: userId }, {
       action: decision === "allow" ? "consent.granted" : "consent.denied",
       targetType: "user",
       targetId: userId,
       clientId,
-      details: { scopes: authRequest.scopes },
+      details: { scopes: [...allowed.scopes], apis: allowed.apis },
     });
   });
   return toCallback(id);

@@ -82,10 +82,12 @@
  *
  * 1. `consent_denied`: the user refused the consent screen during this request: `access_denied`.
  * 2. `prompt_consent`: `prompt=consent` needs a consent given during this request.
- * 3. `scopes_not_consented`: a requested scope the user never allowed this client: ask.
+ * 3. `scopes_not_consented`: a requested scope, API (resource) or API scope the user never
+ *    allowed this client: ask.
  *
  * With `prompt=none` the need becomes `consent_required`. What the user allowed is remembered
- * per user and client as the union of the scopes (lib/store/consents.ts).
+ * per user and client as the union of the scopes and of each API's scopes
+ * (lib/login/consent-set.ts, lib/store/consents.ts).
  *
  * ## Adding a step
  *
@@ -97,6 +99,7 @@
  */
 import type { MfaPolicy } from "@/db/schema";
 import { asksForMultiFactor, type Prompt } from "@/lib/protocol/vocabulary";
+import { coversConsent, type ConsentSet } from "./consent-set";
 
 /** An account the browser holds a session for (or has just authenticated). */
 export type PolicyAccount = {
@@ -138,12 +141,12 @@ export type PolicyRequest = {
 
 /** What the consent prompt reads; absent for a first-party client, which never asks. */
 export type PolicyConsent = {
-  /** The scopes the request asks for. */
-  scopes: readonly string[];
+  /** What the request asks for: protocol scopes, and APIs with their scopes. */
+  asked: ConsentSet;
   /** The user refused the consent screen during this request. */
   denied: boolean;
   /** What each user of the browser's sessions allowed this client before, by user id. */
-  given: Readonly<Record<string, { scopes: readonly string[]; grantedAt: Date }>>;
+  given: Readonly<Record<string, ConsentSet & { grantedAt: Date }>>;
 };
 
 export type PolicyInput<A extends PolicyAccount> = {
@@ -355,8 +358,7 @@ const CONSENT_PROMPT: PolicyPrompt = {
       description: "The user has not consented to the requested scopes.",
       need: (ctx) => {
         if (!ctx.consent || !ctx.account) return null;
-        const allowed = new Set(consentOf(ctx)?.scopes ?? []);
-        return ctx.consent.scopes.every((s) => allowed.has(s)) ? null : { step: "consent", account: ctx.account };
+        return coversConsent(consentOf(ctx), ctx.consent.asked) ? null : { step: "consent", account: ctx.account };
       },
     },
   ],

@@ -3,9 +3,10 @@ import { accountPolicyOf } from "./account-policy";
 import { nextStep, type Interaction, type PolicyAccount, type PolicyConsent, type PolicyInput, type PolicyRequest, type Step } from "@/lib/login/signin-policy";
 import type { Client } from "@/lib/store/clients";
 import type { AuthRequest } from "@/lib/store/auth-requests";
-import type { Repositories } from "@/lib/store/repositories";
+import type { Store } from "@/lib/store/repositories";
 import type { SessionWithUser } from "@/lib/store/sessions";
 import { LOGIN_PATHS, loginUrl } from "./paths";
+import { askedConsent } from "./consent-set";
 
 /**
  * Glue between the stored flow and the pure sign-in policy (lib/login/signin-policy.ts): it
@@ -39,12 +40,12 @@ export function policyRequestOf(r: Pick<AuthRequest, "prompt" | "maxAge" | "logi
   };
 }
 
+/** What the consent prompt needs from a request and its client. */
+export type ConsentRequest = { client: Pick<Client, "id" | "firstParty">; scopes: readonly string[]; resources: readonly string[]; denied: boolean };
+
 /** What the consent prompt needs from a pending request and its client. */
-export function consentRequestOf(
-  r: Pick<AuthRequest, "scopes" | "consentDenied">,
-  client: Pick<Client, "id" | "firstParty">,
-): { client: Pick<Client, "id" | "firstParty">; scopes: readonly string[]; denied: boolean } {
-  return { client, scopes: r.scopes, denied: r.consentDenied };
+export function consentRequestOf(r: Pick<AuthRequest, "scopes" | "resources" | "consentDenied">, client: Pick<Client, "id" | "firstParty">): ConsentRequest {
+  return { client, scopes: r.scopes, resources: r.resources, denied: r.consentDenied };
 }
 
 /**
@@ -52,7 +53,7 @@ export function consentRequestOf(
  * and the session chosen during the request (when it is still live).
  */
 export async function loadPolicyInput(
-  store: Pick<Repositories, "sessions" | "users" | "consents"> & { settings: { get(): Promise<Settings> } },
+  store: Pick<Store, "sessions" | "users" | "consents" | "apis"> & { settings: { get(): Promise<Settings> } },
   opts: {
     request: PolicyRequest;
     userAgentId: string | null;
@@ -60,7 +61,7 @@ export async function loadPolicyInput(
     primaryDomain: string;
     now: Date;
     /** The client and what the request asks of it: a third-party client's consent prompt reads it. */
-    consent: { client: Pick<Client, "id" | "firstParty">; scopes: readonly string[]; denied: boolean };
+    consent: ConsentRequest;
   },
 ): Promise<PolicyInput<SessionAccount>> {
   // A browser without a row has no sessions (its row is created only when something is stored).
@@ -71,7 +72,8 @@ export async function loadPolicyInput(
   let consent: PolicyConsent | null = null;
   if (!opts.consent.client.firstParty) {
     const users = [...new Set(sessions.map((s) => s.userId))];
-    consent = { scopes: opts.consent.scopes, denied: opts.consent.denied, given: await store.consents.of(opts.consent.client.id, users) };
+    const asked = askedConsent(opts.consent.scopes, opts.consent.resources, opts.consent.resources.length ? await store.apis.list() : []);
+    consent = { asked, denied: opts.consent.denied, given: await store.consents.of(opts.consent.client.id, users) };
   }
   return {
     request: opts.request,

@@ -97,7 +97,13 @@ const ApiCreate = named(
     jwks: apiFields.jwks.optional(),
   }),
 );
-const ApiPatch = named("ApiPatch", z.strictObject(apiFields).partial());
+const ApiPatch = named(
+  "ApiPatch",
+  z.strictObject({
+    ...apiFields,
+    identifier: z.string().describe("Cannot change: tokens, consents and client registrations name the API by it. Sending the current value is accepted; another is the field error identifier_immutable."),
+  }).partial(),
+);
 
 const iso = z.iso.datetime();
 const ApiView = named(
@@ -255,8 +261,13 @@ export const apiRoutes = [
     body: ApiPatch,
     success: { status: 200, description: "The API.", schema: ApiView },
     errors: [404],
-    async handler(ctx, patch) {
+    async handler(ctx, { identifier, ...patch }) {
       const current = await load(ctx);
+      // Issued tokens carry it as aud, consents and clients' apiScopes are keyed by it: a new
+      // identifier is a new API (create one, move the clients, delete this one).
+      if (identifier !== undefined && identifier !== current.identifier) {
+        throw invalidFields([{ path: "identifier", code: "identifier_immutable", message: "The identifier of an API cannot change; create a new API instead." }]);
+      }
       const api = await mutate(ctx.inst, [API_CHANGED, { cache: "accessTokens" }], async (tx) => {
         const updated = (await updateApi(tx, current.id, patch, dateOf(ctx.inst.clock)))!;
         await recordAudit(tx, ctx.actor, { action: "api.updated", targetType: "api", targetId: current.id, details: { fields: Object.keys(patch) } });

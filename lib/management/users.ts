@@ -202,7 +202,15 @@ const PatList = named("PatList", z.object({ pats: z.array(PatInfo) }));
 const ConsentList = named(
   "ConsentList",
   z.object({
-    consents: z.array(z.object({ clientId: z.string(), clientName: z.string(), scopes: z.array(z.string()), grantedAt: iso })),
+    consents: z.array(
+      z.object({
+        clientId: z.string(),
+        clientName: z.string(),
+        scopes: z.array(z.string()).describe("The OpenID Connect scopes allowed."),
+        apis: z.record(z.string(), z.array(z.string())).describe("The APIs allowed, by identifier, with the scopes allowed there."),
+        grantedAt: iso,
+      }),
+    ),
   }),
 );
 const PasswordSet = named(

@@ -95,7 +95,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
         chosenSessionId: null,
         primaryDomain: settings.primaryDomain,
         now,
-        consent: { client, scopes: req.scopes, denied: false },
+        consent: { client, scopes: req.scopes, resources: req.resources, denied: false },
       }),
     );
     if (step.step === "error") return fail(clientError(step), cookies);

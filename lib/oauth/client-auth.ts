@@ -22,7 +22,8 @@ export { CLOCK_SKEW_SECONDS } from "./assertion-lifetime";
 export type AuthenticatedClient = { client: Client; method: ClientAuthMethod };
 
 type Presented = {
-  basic?: { id: string; secret: string };
+  /** `raw`: the decoded `id:secret` before form-decoding (an API's URI identifier sent as is). */
+  basic?: { id: string; secret: string; raw: string };
   bodyId?: string;
   bodySecret?: string;
   assertion?: string;
@@ -36,16 +37,16 @@ function formDecode(v: string): string {
   return decodeURIComponent(v.replace(/\+/g, " "));
 }
 
-function parseBasic(header: string): { id: string; secret: string } {
+function parseBasic(header: string): { id: string; secret: string; raw: string } {
   const fail = () => new InvalidClient("The Basic authorization header is malformed.", BASIC_CHALLENGE);
   const b64 = header.slice(6).trim();
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw fail();
   const decoded = Buffer.from(b64, "base64").toString("utf8");
   const i = decoded.indexOf(":");
   if (i < 0) throw fail();
-  let parsed: { id: string; secret: string };
+  let parsed: { id: string; secret: string; raw: string };
   try {
-    parsed = { id: formDecode(decoded.slice(0, i)), secret: formDecode(decoded.slice(i + 1)) };
+    parsed = { id: formDecode(decoded.slice(0, i)), secret: formDecode(decoded.slice(i + 1)), raw: decoded };
   } catch {
     throw fail();
   }
@@ -249,10 +250,16 @@ export async function authenticateApi<A extends KeyHolder & { identifier: string
 ): Promise<A | undefined> {
   const p = presented(request, form);
   if (p.basic) {
-    const api = apis.find((a) => a.identifier === p.basic!.id);
+    const basic = p.basic;
+    // RFC 6749 2.3.1: the identifier is form-urlencoded, so `https%3A%2F%2F...`. Many libraries
+    // send a URI as is; its first colon would then split it, so an API whose identifier begins
+    // the raw `id:secret`, followed by a colon, is accepted too (a URI has no other reading).
+    const encoded = apis.find((a) => a.identifier === basic.id);
+    const api = encoded ?? apis.find((a) => basic.raw.startsWith(`${a.identifier}:`));
     if (!api) return undefined;
+    const secret = encoded ? basic.secret : basic.raw.slice(api.identifier.length + 1);
     if (p.bodySecret !== undefined || p.assertion !== undefined) throw new InvalidRequest("More than one client authentication mechanism was used.");
-    if (!api.secretHash || !constantTimeEqual(sha256(p.basic.secret), api.secretHash)) throw new InvalidClient("Client authentication failed.", BASIC_CHALLENGE);
+    if (!api.secretHash || !constantTimeEqual(sha256(secret), api.secretHash)) throw new InvalidClient("Client authentication failed.", BASIC_CHALLENGE);
     return api;
   }
   if (p.assertion === undefined) return undefined;

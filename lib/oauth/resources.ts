@@ -140,14 +140,27 @@ export function accessTokenScopes(scopes: readonly string[], target: Target | nu
   return target ? [...scopes.filter(isProtocolScope), ...target.scopes] : [...scopes];
 }
 
-/** What the consent page says of an API scope: "API name: description" in the locale, or null for no such scope. */
-export function apiScopeDescription(apis: readonly Api[], resources: readonly string[], scope: string, locale: string): string | null {
-  for (const api of apis) {
-    if (!resources.includes(api.identifier)) continue;
-    const s = api.scopes.find((d) => d.name === scope);
-    if (!s) continue;
-    const text = s.descriptions?.[locale as keyof NonNullable<typeof s.descriptions>] || s.description;
-    return text ? `${api.name}: ${text}` : api.name;
-  }
-  return null;
+/** An API as the consent page shows it: its name, and each asked scope with its text in the user's locale. */
+export type ConsentApiGroup = { identifier: string; name: string; scopes: { name: string; description: string }[] };
+
+/**
+ * The consent page's API groups for `asked` (API identifier -> scopes, lib/login/consent-set.ts):
+ * each API by name with its scopes' descriptions in `locale`, else in the API's default text,
+ * else the scope's name. APIs no longer defined are left out.
+ */
+export function consentApiGroups(apis: readonly Api[], asked: Readonly<Record<string, readonly string[]>>, locale: string): ConsentApiGroup[] {
+  return Object.entries(asked).flatMap(([identifier, scopes]) => {
+    const api = apis.find((a) => a.identifier === identifier);
+    if (!api) return [];
+    return [
+      {
+        identifier,
+        name: api.name,
+        scopes: scopes.map((name) => {
+          const s = api.scopes.find((d) => d.name === name);
+          return { name, description: s?.descriptions?.[locale as keyof NonNullable<typeof s.descriptions>] || s?.description || name };
+        }),
+      },
+    ];
+  });
 }

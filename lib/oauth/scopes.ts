@@ -23,10 +23,7 @@ export function parseScopeTokens(value: string | undefined): string[] {
   return out;
 }
 
-/** Whether a scope is one of the protocol's own (OpenID Connect), not an API's. */
-export function isProtocolScope(scope: string): boolean {
-  return KNOWN.has(scope);
-}
+export { isProtocolScope } from "@/lib/protocol/vocabulary";
 
 /** Parses a scope parameter of protocol scopes only; unknown values are `invalid_scope`. */
 export function parseScope(value: string | undefined): string[] {

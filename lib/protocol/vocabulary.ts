@@ -69,6 +69,13 @@ export const INTROSPECTION_AUTH_METHODS: readonly ClientAuthMethod[] = ["client_
  */
 export const SCOPES = ["openid", "profile", "email", "phone", "address", "offline_access", "roles"] as const;
 export type Scope = (typeof SCOPES)[number];
+
+const PROTOCOL_SCOPES: ReadonlySet<string> = new Set(SCOPES);
+
+/** Whether a scope is one of the protocol's own (OpenID Connect), not an API's. */
+export function isProtocolScope(scope: string): boolean {
+  return PROTOCOL_SCOPES.has(scope);
+}
 /** Scopes whose claims stay out of an ID token issued together with an access token (spec 2.1). */
 export const USER_CLAIM_SCOPES = ["profile", "email", "phone", "address"] as const;
 

@@ -3,39 +3,61 @@ import { clients, consents } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { revokeAllGrants } from "./grants";
 
-export type Consent = { scopes: string[]; grantedAt: Date };
+/**
+ * What a consent covers: the protocol's scopes (openid, profile, ...) and, per API (resource
+ * identifier), that API's scopes. An API is a key even with no scope: access to the API itself
+ * was allowed. API scope names are only unique within their API, so they are kept per API: a
+ * scope allowed for one API does not count for another that defines the same name.
+ */
+export type ConsentSet = { scopes: readonly string[]; apis: Readonly<Record<string, readonly string[]>> };
+
+/** The union of two consents, in a stable (sorted) order: a later request for less asks nothing. */
+export function mergeConsent(a: ConsentSet | undefined, b: ConsentSet): { scopes: string[]; apis: Record<string, string[]> } {
+  const union = (x: readonly string[] = [], y: readonly string[] = []) => [...new Set([...x, ...y])].sort();
+  const apis: Record<string, string[]> = {};
+  for (const key of [...new Set([...Object.keys(a?.apis ?? {}), ...Object.keys(b.apis)])].sort()) apis[key] = union(a?.apis[key], b.apis[key]);
+  return { scopes: union(a?.scopes, b.scopes), apis };
+}
+
+/** What a user allowed a client: protocol scopes, APIs with their scopes (lib/login/consent-set.ts), and when last. */
+export type Consent = { scopes: string[]; apis: Record<string, string[]>; grantedAt: Date };
 
 /** What each of `userIds` allowed `clientId`, by user id (users without a consent are absent). */
 export async function consentsOf(db: Executor, clientId: string, userIds: readonly string[]): Promise<Record<string, Consent>> {
   if (!userIds.length) return {};
   const rows = await db
-    .select({ userId: consents.userId, scopes: consents.scopes, grantedAt: consents.grantedAt })
+    .select({ userId: consents.userId, scopes: consents.scopes, apis: consents.apiScopes, grantedAt: consents.grantedAt })
     .from(consents)
     .where(and(eq(consents.clientId, clientId), inArray(consents.userId, [...userIds])));
-  return Object.fromEntries(rows.map((r) => [r.userId, { scopes: r.scopes, grantedAt: r.grantedAt }]));
+  return Object.fromEntries(rows.map((r) => [r.userId, { scopes: r.scopes, apis: r.apis, grantedAt: r.grantedAt }]));
 }
 
-/** Records that the user allowed `scopes` (added to what was allowed before) at `now`. */
-export async function grantConsent(db: Executor, userId: string, clientId: string, scopes: readonly string[], now: Date): Promise<void> {
+/**
+ * Records that the user allowed `allowed` (added to what was allowed before) at `now`. The row is
+ * read for update first so that two answers at once both end up in the union.
+ */
+export async function grantConsent(db: Executor, userId: string, clientId: string, allowed: ConsentSet, now: Date): Promise<void> {
+  const [before] = await db
+    .select({ scopes: consents.scopes, apis: consents.apiScopes })
+    .from(consents)
+    .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId)))
+    .for("update");
+  const merged = mergeConsent(before, allowed);
   await db
     .insert(consents)
-    .values({ userId, clientId, scopes: [...new Set(scopes)].sort(), grantedAt: now })
+    .values({ userId, clientId, scopes: merged.scopes, apiScopes: merged.apis, grantedAt: now })
     .onConflictDoUpdate({
       target: [consents.userId, consents.clientId],
-      set: {
-        // The union, in a stable order: a request for fewer scopes later asks nothing.
-        scopes: sql`ARRAY(SELECT DISTINCT s FROM unnest(${consents.scopes} || excluded.scopes) AS s ORDER BY s)`,
-        grantedAt: now,
-      },
+      set: { scopes: merged.scopes, apiScopes: merged.apis, grantedAt: now },
     });
 }
 
-export type ConsentView = { clientId: string; clientName: string; scopes: string[]; grantedAt: Date };
+export type ConsentView = { clientId: string; clientName: string; scopes: string[]; apis: Record<string, string[]>; grantedAt: Date };
 
 /** A user's consents with the applications' names, most recent first. */
 export async function listUserConsents(db: Executor, userId: string): Promise<ConsentView[]> {
   return db
-    .select({ clientId: consents.clientId, clientName: clients.name, scopes: consents.scopes, grantedAt: consents.grantedAt })
+    .select({ clientId: consents.clientId, clientName: clients.name, scopes: consents.scopes, apis: consents.apiScopes, grantedAt: consents.grantedAt })
     .from(consents)
     .innerJoin(clients, eq(clients.id, consents.clientId))
     .where(eq(consents.userId, userId))

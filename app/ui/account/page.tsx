@@ -350,7 +350,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
                   <strong>{a.clientName}</strong>
                   <div className="hint">
                     {a.lastGrantAt ? t("apps.lastSignIn", { at: when(a.lastGrantAt) }) : null}
-                    {a.consentScopes ? ` ${t("apps.allowed", { scopes: a.consentScopes.join(" ") })}` : null}
+                    {a.consentScopes ? ` ${t("apps.allowed", { scopes: a.consentScopes.join(", ") })}` : null}
                   </div>
                 </div>
                 <form method="post" action={action("revoke-app")}>

@@ -10,7 +10,8 @@ import { endpointUrl } from "../endpoints";
 import { InvalidGrant, InvalidRequest } from "@/lib/protocol/errors";
 import { parseParams } from "../params/parse";
 import { GRANT, jwtBearerParams } from "../params/token";
-import { parseScope } from "../scopes";
+import { resolveTarget, resourcesOf } from "../resources";
+import { parseScopeTokens } from "../scopes";
 import { grantForOpaque, issueUserTokens } from "./issue";
 import { grantTransaction } from "./transaction";
 import type { Grant, GrantRequest } from "./types";
@@ -27,9 +28,13 @@ export const jwtBearerGrant: Grant = {
   clientAuth: "optional",
   async handle(g) {
     const p = parseParams(jwtBearerParams, g.form);
-    const scopes = parseScope(p.scope).filter((s) => s !== "offline_access");
     const { key, userId, payload } = await verifyAssertion(g, p.assertion);
     const client = g.client ?? selfClient(g, userId);
+    // RFC 8707 as for client credentials: an API the client may use, with the client's registered
+    // scopes there as the permission model (all of them when none is asked for).
+    const { target, protocolScopes } = resolveTarget(await g.store.apis.list(), client, resourcesOf(g.form), parseScopeTokens(p.scope), { allByDefault: true });
+    const scopes = [...protocolScopes.filter((s) => s !== "offline_access"), ...(target?.scopes ?? [])];
+    const opaque = (target ? target.api.accessTokenType : client.accessTokenType) === "opaque";
     // The jti, the grant of an opaque token, the token and the audit event: one transaction, so
     // that a failure neither burns the jti nor leaves a grant without its token.
     return grantTransaction(g, async (env) => {
@@ -39,15 +44,16 @@ export const jwtBearerGrant: Grant = {
         throw new InvalidGrant("The assertion was already used (jti).");
       }
       // An opaque access token is stored and needs a grant to belong to; a JWT needs none.
-      const grantId = client.accessTokenType === "opaque" ? await grantForOpaque(env.repos, client, { userId: user.id, grantType: GRANT.jwtBearer, scopes }) : null;
+      const grantId = opaque ? await grantForOpaque(env.repos, client, { userId: user.id, grantType: GRANT.jwtBearer, scopes }) : null;
+      const api = target ? { api: target, roles: await env.repos.roles.for({ userId: user.id }, target.api.id) } : null;
       // offline_access was dropped above: an access token, and an ID token for openid.
-      const body = await issueUserTokens(env, { client, user, scopes, grantId, sessionId: null, authTime: dateOf(env.repos.clock), amr: ["pk"] });
+      const body = await issueUserTokens(env, { client, user, scopes, grantId, sessionId: null, authTime: dateOf(env.repos.clock), amr: ["pk"], target: api });
       await env.repos.audit.record({ ...g.audit, type: "user", id: user.id }, {
         action: "token.issued",
         targetType: "user",
         targetId: user.id,
         clientId: client.id,
-        details: { grantType: GRANT.jwtBearer, keyId: key.id, scopes },
+        details: { grantType: GRANT.jwtBearer, keyId: key.id, scopes, ...(target ? { resource: target.api.identifier } : {}) },
       });
       return body;
     });

@@ -9,7 +9,8 @@ import { endpointUrl } from "../endpoints";
 import { InvalidRequest, InvalidTarget } from "@/lib/protocol/errors";
 import { parseParams } from "../params/parse";
 import { GRANT, tokenExchangeParams } from "../params/token";
-import { narrowScopes, parseScope, scopeString } from "../scopes";
+import { narrowScopes, parseScope, parseScopeTokens, scopeString } from "../scopes";
+import { accessTokenScopes, resolveTarget } from "../resources";
 import { issueAccessToken, issueIdToken, issueRefreshToken, verifyOwnJwt, wantsRefreshToken } from "../tokens";
 import { grantTransaction } from "./transaction";
 import type { Grant, GrantRequest, TokenResponse } from "./types";
@@ -55,7 +56,6 @@ export const tokenExchangeGrant: Grant = {
   async handle(g) {
     const p = parseParams(tokenExchangeParams, g.form);
     const client = g.client!;
-    if (p.resource !== undefined) throw new InvalidTarget("The resource parameter is not supported; use audience.");
     if (!SUBJECT_TYPES.includes(p.subject_token_type)) throw new InvalidRequest(`subject_token_type ${p.subject_token_type} is not supported.`);
     if (p.actor_token !== undefined && p.actor_token_type === undefined) throw new InvalidRequest("The actor_token_type parameter is missing.");
     if (p.actor_token === undefined && p.actor_token_type !== undefined) throw new InvalidRequest("actor_token_type was sent without actor_token.");
@@ -81,8 +81,16 @@ export const tokenExchangeGrant: Grant = {
     }
     const act = actor ? { sub: actor.sub, ...(subject.act ? { act: subject.act } : {}) } : subject.act;
 
-    const requestedScopes = parseScope(p.scope);
-    const scopes = subject.scopes ? narrowScopes(requestedScopes, subject.scopes) : requestedScopes;
+    // RFC 8707 / RFC 8693 2.1 `resource`: an API the client may use (invalid_target otherwise).
+    // The new token is for it: its identifier in `aud`, its lifetime, the API scopes asked for
+    // that the client may have there, and the subject's roles at it. Without a resource, the
+    // scopes are protocol scopes as before.
+    const resources = p.resource?.split(" ") ?? [];
+    const resolved = resources.length ? resolveTarget(await g.store.apis.list(), client, resources, parseScopeTokens(p.scope), { allByDefault: false }) : null;
+    const target = resolved?.target ?? null;
+    const requestedScopes = resolved ? resolved.protocolScopes : parseScope(p.scope);
+    const protocolScopes = subject.scopes ? narrowScopes(requestedScopes, subject.scopes) : requestedScopes;
+    const scopes = accessTokenScopes(protocolScopes, target);
 
     const allowedAudience = [...new Set([...subject.audience, ...(actor?.audience ?? [])])];
     let audience: string[];
@@ -90,9 +98,13 @@ export const tokenExchangeGrant: Grant = {
       audience = [...new Set(p.audience.split(" "))];
       const outside = audience.filter((a) => !allowedAudience.includes(a));
       if (outside.length) throw new InvalidTarget(`audience must be within the subject's and actor's audiences: ${outside.join(" ")} is not.`);
+    } else if (target) {
+      audience = [];
     } else {
       audience = subject.audience.length ? subject.audience : actor?.audience.length ? actor.audience : [client.id];
     }
+    if (target) audience = [target.api.identifier, ...audience.filter((a) => a !== target.api.identifier)];
+    const roles = target ? await g.store.roles.for(subject.user ? { userId: subject.user.id } : { clientId: subject.sub }, target.api.id) : null;
 
     if (requested === TOKEN_TYPE.idToken && !subject.user) throw new InvalidRequest("An ID token can only be issued for a user subject.");
     // The subject jwt's jti, the grant, its tokens and the audit event: one transaction.
@@ -108,6 +120,8 @@ export const tokenExchangeGrant: Grant = {
           sessionId: subject.sessionId,
           grantType: GRANT.tokenExchange,
           scopes,
+          // A refresh token of this grant is for the same API (resources.ts tokenTarget).
+          ...(target ? { resources: [target.api.identifier] } : {}),
           expiresAt: new Date(tx.clock.now() + Math.max(client.accessTokenLifetime, client.refreshTokenLifetime) * 1000),
         })
       ).id;
@@ -132,7 +146,8 @@ export const tokenExchangeGrant: Grant = {
           scope: scopeString(scopes),
         };
       } else {
-        const at = await issueAccessToken({ ...ctx, format: requested === TOKEN_TYPE.jwt ? "jwt" : "opaque" });
+        const forApi = target ? { lifetime: target.api.accessTokenLifetime, roles: roles ?? [] } : {};
+        const at = await issueAccessToken({ ...ctx, ...forApi, format: requested === TOKEN_TYPE.jwt ? "jwt" : "opaque" });
         body = {
           access_token: at.token,
           issued_token_type: requested,
@@ -150,7 +165,7 @@ export const tokenExchangeGrant: Grant = {
         targetType: subject.user ? "user" : "client",
         targetId: subject.sub,
         clientId: client.id,
-        details: { grantId, actor: actor?.sub ?? null, subjectTokenType: p.subject_token_type, issuedTokenType: requested, scopes, audience },
+        details: { grantId, actor: actor?.sub ?? null, subjectTokenType: p.subject_token_type, issuedTokenType: requested, scopes, audience, ...(target ? { resource: target.api.identifier } : {}) },
       });
       return body;
     });

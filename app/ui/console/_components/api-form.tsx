@@ -1,12 +1,14 @@
 import { getTranslations } from "next-intl/server";
 import { createApiResource, updateApiResource } from "@/app/_server/console-actions";
 import { ACCESS_TOKEN_FORMATS } from "@torii/core/protocol/vocabulary";
+import { LOCALES } from "@torii/core/i18n/locales";
 import { ConsoleForm, Field, Hidden, Select } from "./form";
 import type { ApiData } from "./api-types";
 
 /** Every field of an API resource (POST/PATCH /apis); scopes and roles one per line. */
 export async function ApiForm({ csrf, api, defaultLifetime }: { csrf: string; api?: ApiData; defaultLifetime: number }) {
   const t = await getTranslations("console.apis");
+  const tc = await getTranslations("console");
   const edit = !!api;
   return (
     <ConsoleForm action={edit ? updateApiResource : createApiResource} csrf={csrf} submitLabel={edit ? t("save") : t("create")} hideOnSuccess={!edit}>
@@ -28,6 +30,29 @@ export async function ApiForm({ csrf, api, defaultLifetime }: { csrf: string; ap
           defaultValue={api?.scopes.map((s) => (s.description ? `${s.name} | ${s.description}` : s.name)).join("\n")}
           placeholder={"orders:read | Read your orders\norders:write | Place orders"}
         />
+        {api?.scopes.length ? (
+          <div className="scope-texts">
+            <p className="hint">{t("scopeTextsHint")}</p>
+            {api.scopes.map((scope) => (
+              <fieldset key={scope.name} className="field">
+                <legend>
+                  <code>{scope.name}</code>
+                </legend>
+                <div className="field-row">
+                  {LOCALES.map((locale) => (
+                    <Field
+                      key={locale}
+                      name={`scopeText ${locale} ${scope.name}`}
+                      label={tc(`texts.locale.${locale}`)}
+                      defaultValue={scope.descriptions?.[locale] ?? ""}
+                      placeholder={scope.description}
+                    />
+                  ))}
+                </div>
+              </fieldset>
+            ))}
+          </div>
+        ) : null}
         <Field
           name="roles"
           label={t("roles")}

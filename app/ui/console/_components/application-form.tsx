@@ -2,7 +2,7 @@ import { getTranslations } from "next-intl/server";
 import { createApplication, updateApplication } from "@/app/_server/console-actions";
 import { redirectUriOrigins } from "@torii/core/oauth/cors";
 import { ACCESS_TOKEN_FORMATS, CLIENT_AUTH_METHODS as AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from "@torii/core/protocol/vocabulary";
-import { Checkbox, Checks, ConsoleForm, Field, Hidden, Select } from "./form";
+import { Checkbox, Checks, ConsoleForm, Field, Hidden, Radios, Select } from "./form";
 
 
 export type { ClientData } from "./api-types";
@@ -31,13 +31,23 @@ export async function ApplicationForm({
         <Checkbox name="firstParty" label={t("firstParty")} hint={t("firstPartyHint")} defaultChecked={client ? client.firstParty : true} />
         <Field name="redirectUris" label={t("redirectUris")} multiline mono hint={t("redirectUrisHint")} defaultValue={client?.redirectUris.join("\n")} placeholder="https://app.example.com/callback" />
         <Field name="postLogoutRedirectUris" label={t("postLogoutRedirectUris")} multiline mono hint={t("oneperline")} defaultValue={client?.postLogoutRedirectUris.join("\n")} />
+        <Radios
+          name="originsMode"
+          legend={t("allowedOrigins")}
+          defaultValue={!client || client.allowedOrigins === null ? "default" : client.allowedOrigins.length ? "list" : "none"}
+          options={[
+            { value: "default", label: t("originsDefault", { origins: client ? redirectUriOrigins(client.redirectUris).join(", ") || t("originsNone") : t("originsNone") }) },
+            { value: "none", label: t("originsNoneChoice") },
+            { value: "list", label: t("originsList") },
+          ]}
+        />
         <Field
           name="allowedOrigins"
-          label={t("allowedOrigins")}
+          label={t("allowedOriginsList")}
           multiline
           mono
           rows={2}
-          hint={t("allowedOriginsHint", { origins: client ? (redirectUriOrigins(client.redirectUris).join(", ") || t("originsNone")) : t("originsNone") })}
+          hint={t("allowedOriginsHint")}
           defaultValue={client?.allowedOrigins?.join("\n") ?? ""}
           placeholder="https://app.example.com"
         />

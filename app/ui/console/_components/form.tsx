@@ -209,6 +209,34 @@ export function Checks({
 }
 
 /** One check box whose unticked state is sent as well (value "on" when ticked). */
+/** One choice of a few, as radio buttons in a fieldset (the submitted value is kept after an error). */
+export function Radios({
+  name,
+  legend,
+  options,
+  defaultValue,
+}: {
+  name: string;
+  legend: string;
+  options: { value: string; label: string }[];
+  defaultValue: string;
+}) {
+  const { error, submitted, state } = useField(name);
+  const chosen = state.values && !state.ok && typeof submitted === "string" ? submitted : defaultValue;
+  return (
+    <fieldset className="field checks" aria-describedby={error ? `${name}-error` : undefined}>
+      <legend>{legend}</legend>
+      {options.map((o) => (
+        <label key={o.value} className="check">
+          <input type="radio" name={name} value={o.value} defaultChecked={chosen === o.value} />
+          <span>{o.label}</span>
+        </label>
+      ))}
+      <FieldError name={name} error={error} />
+    </fieldset>
+  );
+}
+
 export function Checkbox({ name, label, defaultChecked, hint }: { name: string; label: string; defaultChecked?: boolean; hint?: string }) {
   const { error, submitted, state } = useField(name);
   const checked = state.values && !state.ok ? submitted === "on" : !!defaultChecked;

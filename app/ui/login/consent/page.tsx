@@ -6,7 +6,8 @@ import { pendingStep } from "@torii/core/login/steps";
 import { CALLBACK_PATH, LOGIN_PATHS } from "@torii/core/login/paths";
 import { AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { AccountIdentity } from "@/app/ui/components/account-identity";
-import { apiScopeDescription } from "@torii/core/oauth/resources";
+import { consentApiGroups } from "@torii/core/oauth/resources";
+import { askedConsent } from "@torii/core/login/consent-set";
 import { loadFlow } from "../flow";
 import { FlowExpired } from "../flow-expired";
 
@@ -21,11 +22,13 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
   const step = await pendingStep((await torii()).store, req, client, settings.primaryDomain, dateOf((await torii()).clock));
   // Nothing to allow (any more): the callback decides what comes next.
   if (step.step !== "consent") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
-  // The protocol's scopes have texts of ours; an API's scopes its own, per locale (resources.ts).
+  // The protocol's scopes have texts of ours; each API's scopes its own, per locale, grouped
+  // under the API's name (what the user allows is remembered per API: consent-set.ts).
   const locale = await getLocale();
   const apis = await (await torii()).store.apis.list();
-  const describe = (scope: string) =>
-    t.has(`consent.scopes.${scope}` as never) ? t(`consent.scopes.${scope}` as never) : (apiScopeDescription(apis, req.resources, scope, locale) ?? scope);
+  const asked = askedConsent(req.scopes, req.resources, apis);
+  const groups = consentApiGroups(apis, asked.apis, locale);
+  const describe = (scope: string) => (t.has(`consent.scopes.${scope}` as never) ? t(`consent.scopes.${scope}` as never) : scope);
   return (
     <AuthShell settings={settings} title={t("consent.title")} subtitle={t("continueTo", { client: client.name })}>
       <div className="consent-account">
@@ -33,13 +36,36 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
         <AccountIdentity user={step.account.user} primaryDomain={settings.primaryDomain} />
       </div>
       <p id="consent-intro">{t("consent.intro", { client: client.name })}</p>
-      <ul className="consent-scopes" aria-labelledby="consent-intro">
-        {req.scopes.map((scope) => (
-          <li key={scope}>
-            <span>{describe(scope)}</span> <code className="muted">{scope}</code>
-          </li>
-        ))}
-      </ul>
+      {asked.scopes.length ? (
+        <section className="consent-group" aria-labelledby="consent-account">
+          <h2 id="consent-account">{t("consent.accountGroup")}</h2>
+          <ul className="consent-scopes">
+            {asked.scopes.map((scope) => (
+              <li key={scope}>
+                <span>{describe(scope)}</span> <code className="muted">{scope}</code>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+      {groups.map((api, i) => (
+        <section key={api.identifier} className="consent-group" aria-labelledby={`consent-api-${i}`}>
+          <h2 id={`consent-api-${i}`}>{api.name}</h2>
+          <ul className="consent-scopes">
+            {api.scopes.length ? (
+              api.scopes.map((scope) => (
+                <li key={scope.name}>
+                  <span>{scope.description}</span> <code className="muted">{scope.name}</code>
+                </li>
+              ))
+            ) : (
+              <li>
+                <span>{t("consent.apiAccess", { api: api.name })}</span>
+              </li>
+            )}
+          </ul>
+        </section>
+      ))}
       <p className="hint">{t("consent.note", { client: client.name })}</p>
       <form method="post" action={LOGIN_PATHS.submitConsent} className="consent-actions">
         <FlowFields id={flow.id} csrf={flow.csrf} />

@@ -231,6 +231,11 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
                   <td>{c.clientName}</td>
                   <td className="small">
                     <code>{c.scopes.join(" ")}</code>
+                    {Object.entries(c.apis).map(([api, scopes]) => (
+                      <div key={api}>
+                        <code>{[api, ...scopes].join(" ")}</code>
+                      </div>
+                    ))}
                   </td>
                   <td className="nowrap small">
                     <FormatDate iso={c.grantedAt} />
