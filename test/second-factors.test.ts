@@ -208,15 +208,44 @@ describe("second factors at sign-in", () => {
     expect(claims.amr).toEqual(["pwd"]);
   });
 
-  it("discovery lists the classes; an essential acr claim Torii has is met, one it lacks is access_denied", async () => {
+  it("discovery lists the classes; an essential acr claim Torii has is met, one it lacks is unmet_authentication_requirements", async () => {
     const doc = await (await fetch(`${t.baseUrl}/.well-known/openid-configuration`)).json();
     expect(doc.acr_values_supported).toEqual([ACR.password, ACR.multiFactor]);
     expect(doc.claims_supported).toContain("acr");
     const b = new Browser(t);
     const lacking = await b.authorize(authorize({ claims: JSON.stringify({ id_token: { acr: { essential: true, values: ["urn:other:gold"] } } }) }));
-    expect(redirectParams(lacking).get("error")).toBe("access_denied");
+    expect(redirectParams(lacking).get("error")).toBe("unmet_authentication_requirements");
     const flow = authRequestOf(await b.authorize(authorize({ claims: JSON.stringify({ id_token: { acr: { essential: true, value: ACR.multiFactor } } }) })));
     expect(at(await passwordStep(b, flow, "mira"))).toContain("/ui/login/factor/enrol?");
+  });
+
+  it("an essential multi-factor acr that cannot be met now is unmet_authentication_requirements: without the user (prompt=none), or with second factors off; met by a session with a factor", async () => {
+    const essential = (values: string[]) => JSON.stringify({ id_token: { acr: { essential: true, values } } });
+    await makeUser(t, "ursula");
+    const b = new Browser(t);
+    await passwordStep(b, authRequestOf(await b.authorize(authorize())), "ursula");
+    // Signed in with a password only: prompt=none cannot add a factor.
+    const silent = await b.authorize(authorize({ prompt: "none", claims: essential([ACR.multiFactor]) }));
+    expect(redirectParams(silent).get("error")).toBe("unmet_authentication_requirements");
+    expect(redirectParams(silent).get("state")).toBeNull();
+    // A voluntary acr_values is only a wish: prompt=none says an interaction is needed.
+    expect(redirectParams(await b.authorize(authorize({ prompt: "none", acr_values: ACR.multiFactor }))).get("error")).toBe("interaction_required");
+    // The password class (preferred here) is acceptable too: the session meets it.
+    expect(redirectParams(await b.authorize(authorize({ prompt: "none", claims: essential([ACR.password, ACR.multiFactor]) }))).get("code")).toBeTruthy();
+    // With the user there, the essential class makes them enrol a factor.
+    expect(at(await b.authorize(authorize({ claims: essential([ACR.multiFactor]) })))).toContain("/ui/login/factor/enrol?");
+
+    // Second factors switched off: the class can never be met, even with the user there.
+    await setSettings({ mfa: "off" });
+    try {
+      expect(redirectParams(await b.authorize(authorize({ claims: essential([ACR.multiFactor]) }))).get("error")).toBe("unmet_authentication_requirements");
+      const fresh = new Browser(t);
+      const flow = authRequestOf(await fresh.authorize(authorize({ claims: essential([ACR.multiFactor]) })));
+      const answer = await passwordStep(fresh, flow, "ursula");
+      expect(redirectParams(answer).get("error")).toBe("unmet_authentication_requirements");
+    } finally {
+      await setSettings({ mfa: "optional" });
+    }
   });
 });
 
