@@ -249,6 +249,45 @@ describe("second factors at sign-in", () => {
   });
 });
 
+describe("removing factors: one rule for the owner and the administrator", () => {
+  it("the last factor takes the recovery codes; the owner cannot remove it while factors are required, the administrator can, and the next sign-in enrols", async () => {
+    const { removeSecondFactor } = await import("@/lib/login/second-factor");
+    const { replaceRecoveryCodes } = await import("@/lib/store/factors");
+    const user = await makeUser(t, "rhea");
+    const confirmedAt = new Date();
+    await t.inst.db.insert(userFactors).values([
+      { id: "rhea-key-1", userId: user.id, type: "webauthn", name: "Key 1", credentialId: "rhea-cred-1", publicKey: "x", signCount: 0, confirmedAt },
+      { id: "rhea-key-2", userId: user.id, type: "webauthn", name: "Key 2", credentialId: "rhea-cred-2", publicKey: "x", signCount: 0, confirmedAt },
+    ]);
+    await replaceRecoveryCodes(t.inst.db, t.inst.masterKey, user.id, Array.from({ length: 10 }, (_, i) => `code${i}`));
+    const owner = { type: "user" as const, id: user.id };
+    const list = async () => (await t.api(`/management/v1/users/${user.id}/factors`)).json();
+
+    await setSettings({ mfa: "required" });
+    try {
+      expect(await removeSecondFactor(t.inst.db, user.id, "rhea-key-1", owner, { byOwner: true, mfa: "required" })).toEqual({ ok: true });
+      expect(await list()).toMatchObject({ factors: [{ name: "Key 2" }], recoveryCodesRemaining: 10 });
+      // The owner's last one, while factors are required: refused, nothing changes.
+      expect(await removeSecondFactor(t.inst.db, user.id, "rhea-key-2", owner, { byOwner: true, mfa: "required" })).toEqual({ ok: false, reason: "required" });
+      expect(await removeSecondFactor(t.inst.db, user.id, "rhea-key-1", owner, { byOwner: true, mfa: "required" })).toEqual({ ok: false, reason: "gone" });
+      expect((await list()).recoveryCodesRemaining).toBe(10);
+      // The administrator removes it: the recovery codes go with it, as on the account page.
+      const removed = await t.api(`/management/v1/users/${user.id}/factors/rhea-key-2`, { method: "DELETE" });
+      expect(removed.status).toBe(200);
+      expect(await removed.json()).toEqual({ factors: [], recoveryCodesRemaining: 0 });
+      expect((await t.api(`/management/v1/users/${user.id}/factors/rhea-key-2`, { method: "DELETE" })).status).toBe(404);
+      // The next sign-in enrols a factor before it finishes.
+      const b = new Browser(t);
+      const flow = authRequestOf(await b.authorize(authorize()));
+      expect(at(await passwordStep(b, flow, "rhea"))).toBe(`/ui/login/factor/enrol?authRequest=${encodeURIComponent(flow)}`);
+      const events = await (await t.api(`/management/v1/audit?action=user.factor.removed&targetId=${user.id}`)).json();
+      expect(events.events).toHaveLength(2);
+    } finally {
+      await setSettings({ mfa: "optional" });
+    }
+  });
+});
+
 describe("passkeys: bad answers change nothing", () => {
   it("a passkey answer without a prompt, malformed, or for an unknown credential is refused on the login page, and the prompt's challenge is used once", async () => {
     const { handleSubmitPasskeySignIn, loginPasskeyPrompt } = await import("@/lib/login/passkey-handlers");
