@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
@@ -63,6 +64,7 @@ const envSchema = z.object({
     .refine((v) => new URL(v).hostname !== "", "must name a host")
     .optional(),
   IDP_SMTP_FROM: z.string().trim().min(3).max(320).optional(),
+  IDP_SMTP_CA_FILE: z.string().trim().min(1).optional(),
   IDP_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   IDP_WORKERS: z
     .union([z.literal("auto"), z.coerce.number({ error: 'must be a number or "auto"' }).int("must be a whole number").min(1, "must be at least 1").max(256, "must be at most 256")], {
@@ -93,6 +95,12 @@ export type Config = {
    * precedence over the console's settings (lib/mail/transport.ts).
    */
   smtp: { url: string; from: string | undefined } | undefined;
+  /**
+   * Certificates (PEM) to trust for the mail server's TLS, besides the system's: a private mail
+   * server's own CA (IDP_SMTP_CA_FILE, read at start-up). Applies to IDP_SMTP_URL and to the
+   * console's mail settings.
+   */
+  smtpCa?: string;
   /** Tests only: keep PGlite in memory instead of in the data folder. */
   inMemory?: boolean;
 };
@@ -150,6 +158,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxConnections: e.IDP_MAX_CONNECTIONS,
     logLevel: e.IDP_LOG_LEVEL,
     smtp: e.IDP_SMTP_URL ? { url: e.IDP_SMTP_URL, from: e.IDP_SMTP_FROM } : undefined,
+    smtpCa: e.IDP_SMTP_CA_FILE ? readCaFile(e.IDP_SMTP_CA_FILE) : undefined,
     workers,
   };
 }
@@ -157,4 +166,16 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
 /** The configuration of this process's environment (`parseConfig` of `process.env` by default). */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   return parseConfig(env);
+}
+
+/** The PEM certificates of IDP_SMTP_CA_FILE; a missing or unreadable file stops the start. */
+function readCaFile(file: string): string {
+  let pem: string;
+  try {
+    pem = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError("IDP_SMTP_CA_FILE", `cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"}): ${file}`);
+  }
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) throw new ConfigError("IDP_SMTP_CA_FILE", `holds no PEM certificate: ${file}`);
+  return pem;
 }

@@ -13,6 +13,7 @@ import { TokenThrottle } from "@/lib/http/token-throttle";
 import { drizzleStore } from "@/lib/store/drizzle-store";
 import { activeSigningKeys } from "@/lib/store/signing-keys";
 import type { Store } from "@/lib/store/repositories";
+import { BackgroundTasks } from "@/lib/background";
 import { Mailer } from "@/lib/mail/mailer";
 import { dateOf, systemClock, type Clock } from "@/lib/clock";
 
@@ -43,6 +44,8 @@ export type Engine = {
   readonly bootstrap: BootstrapResult;
   /** The outbox and its delivery (lib/mail/mailer.ts). */
   readonly mail: Mailer;
+  /** Work requests start and do not wait for (lib/background.ts); close() waits for it. */
+  readonly background: BackgroundTasks;
   /** Stops the timers and the invalidation listener and closes the database. */
   close(): Promise<void>;
 };
@@ -98,8 +101,11 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
       jwksThrottle: new TokenThrottle(clock, "jwks"),
       bootstrap: boot,
       mail: new Mailer({ db: database.db, caches, clock, config, masterKey, log, issuer: config.issuer }),
+      background: new BackgroundTasks(log),
       close: async () => {
         stopTimers();
+        // The tasks may still write mail and audit events: before the mailer and the database close.
+        await engine.background.close();
         await engine.mail.close();
         await stopListening();
         await database.close();

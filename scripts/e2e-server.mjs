@@ -47,6 +47,8 @@ const child = spawn(process.execPath, ["scripts/start.mjs"], {
     IDP_DATA_DIR: dataDir,
     IDP_ADMIN_PAT: adminPat,
     IDP_LOG_LEVEL: process.env.IDP_LOG_LEVEL ?? "warn",
+    // A missing text shows as ⟦key⟧ (app/_server/i18n-request.ts), which e2e/messages.spec.ts looks for.
+    TORII_MARK_MISSING_MESSAGES: "1",
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   },
 });

@@ -91,7 +91,7 @@ export class Browser {
     }[step];
     const csrf = opts.csrf === undefined ? await this.csrf(authRequest) : opts.csrf;
     const body = new URLSearchParams({ authRequest, ...(csrf === null ? {} : { csrf }), ...fields });
-    return this.store(
+    const res = this.store(
       await handler(
         this.t.inst,
         this.request(`/ui/login/submit/${step}`, {
@@ -101,6 +101,10 @@ export class Browser {
         }),
       ),
     );
+    // What the step left to do after its answer (mail, lib/background.ts) is done before the
+    // test goes on, as it would be by the time a person reads the next page.
+    await this.t.inst.background.idle();
+    return res;
   }
 
   /** Signs in through the login name and password steps; returns the final client response. */

@@ -280,14 +280,14 @@ describe("a wrong claims parameter is invalid_request with the state, refused be
     await expect(oidc.implicitAuthentication(implicitRp.config, d.toRp, nonce, { expectedState: state })).rejects.toMatchObject({ error: "invalid_request" });
   });
 
-  it("an essential acr with values Torii does not have cannot be met: access_denied (Core 5.5.1.1)", async () => {
+  it("an essential acr with values Torii does not have cannot be met: unmet_authentication_requirements (Core 5.5.1.1, and the errata's error code)", async () => {
     const b = new Browser(t);
     const state = oidc.randomState();
     const claims = JSON.stringify({ id_token: { acr: { essential: true, values: ["urn:mace:incommon:iap:silver"] } } });
     const url = oidc.buildAuthorizationUrl(rp.config, { redirect_uri: REDIRECT, scope: "openid", state, claims, response_mode: "form_post" });
     const d = await delivered(await b.authorizeRaw(url.search));
     expect(d.mode).toBe("form_post");
-    await expect(oidc.authorizationCodeGrant(rp.config, d.toRp, { expectedState: state })).rejects.toMatchObject({ error: "access_denied" });
+    await expect(oidc.authorizationCodeGrant(rp.config, d.toRp, { expectedState: state })).rejects.toMatchObject({ error: "unmet_authentication_requirements" });
   });
 });
 

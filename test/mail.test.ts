@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "@/lib/config";
 import { handleSubmitReset } from "@/lib/login/handlers";
 import { RESET_LIMITS } from "@/lib/login/password-reset";
-import { findUserByLoginName } from "@/lib/store/users";
+import { findUserByLoginName, insertUser } from "@/lib/store/users";
 import { startTestInstance, type TestInstance } from "./harness";
 import { authRequestOf, Browser, makeClient, makeUser, redirectParams, REDIRECT } from "./authorize-support";
 import { basic, CHALLENGE, token, VERIFIER } from "./token-support";
@@ -76,6 +76,21 @@ describe("SMTP settings and delivery", () => {
     expect(got.subject).toBe("Torii: test mail");
     expect(got.from).toBe("noreply@torii.test");
     expect(sink.logins.at(-1)).toEqual({ user: "torii", pass: "s3cret-smtp" });
+  });
+
+  it("a mail sent at once is claimed once: not sent again by a delivery pass or a second call at the same moment", async () => {
+    const { enqueueMail } = await import("@/lib/store/mail-outbox");
+    await configureSink();
+    const before = sink.mails.length;
+    const composed = await t.inst.mail.compose("smtpTest", { address: "once@torii.test", locale: "en" }, {});
+    const row = await enqueueMail(t.inst.db, composed.mail, "queued", new Date());
+    await Promise.all([t.inst.mail.deliverNow(row.id), t.inst.mail.deliverNow(row.id), t.inst.mail.deliverDue()]);
+    // Whichever claimed it sent it; it was tried once.
+    expect(await json(await t.api(`/management/v1/outbox/${row.id}`))).toMatchObject({ state: "sent", attempts: 1 });
+    expect(sink.mails.slice(before).filter((m) => m.to.includes("once@torii.test"))).toHaveLength(1);
+    // Sent: a later call sends nothing more.
+    await t.inst.mail.deliverNow(row.id);
+    expect(sink.mails.slice(before).filter((m) => m.to.includes("once@torii.test"))).toHaveLength(1);
   });
 
   it("a mail server that does not answer: the request still succeeds, the mail is failed with the error and retried later", async () => {
@@ -160,12 +175,123 @@ describe("password reset", () => {
       const r = await b.post("forgot", flow, { loginName: i % 2 ? user.email! : "reset-bob" });
       expect(r.headers.get("location")).toContain("/ui/login/forgot/sent");
     }
-    await new Promise((r) => setTimeout(r, 500));
+    // Every request was handled before its answer's test went on (Browser.post): the outbox holds
+    // exactly the mails the limit let through, and they arrive.
+    const outbox = (await json(await t.api(`/management/v1/outbox?to=${encodeURIComponent(user.email!)}`))).mails as unknown[];
+    expect(outbox).toHaveLength(RESET_LIMITS.perAccount);
     await sink.waitFor((m) => m.to.includes(user.email!));
-    expect(sink.mails.slice(before).filter((m) => m.to.includes(user.email!))).toHaveLength(RESET_LIMITS.perAccount);
     expect(sink.mails.slice(before).some((m) => m.to.some((a) => a.includes("nobody")))).toBe(false);
     // An empty name stays on the form.
     expect((await b.post("forgot", flow, { loginName: " " })).headers.get("location")).toContain("/ui/login/forgot?");
+  });
+});
+
+describe("no user enumeration by time: the lookup and the mail happen after the answer", () => {
+  /** Holds every mail's composition until `open()`: what the request waited for shows as a hang. */
+  function holdMail() {
+    const mail = t.inst.mail;
+    const compose = mail.compose.bind(mail);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    mail.compose = async (...args: Parameters<typeof compose>) => {
+      await gate;
+      return compose(...args);
+    };
+    return {
+      open: () => {
+        open();
+        mail.compose = compose;
+      },
+    };
+  }
+  const auditOf = async (action: string, targetId: string) => (await json(await t.api(`/management/v1/audit?action=${action}&targetId=${targetId}`))).events as unknown[];
+  const post = async (b: Browser, handler: (inst: TestInstance["inst"], r: Request) => Promise<Response>, step: string, flow: string, fields: Record<string, string>) =>
+    handler(
+      t.inst,
+      b.request(`/ui/login/submit/${step}`, {
+        method: "POST",
+        body: new URLSearchParams({ authRequest: flow, csrf: await b.csrf(flow), ...fields }).toString(),
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: t.baseUrl },
+      }),
+    );
+
+  it("a reset request answers before any mail is made, the same for a known and an unknown name; the mail follows", async () => {
+    const { handleSubmitForgot } = await import("@/lib/login/handlers");
+    await configureSink();
+    const user = await makeUser(t, "timing-tom");
+    const client = await makeClient(t);
+    const held = holdMail();
+    try {
+      const answers = [];
+      for (const loginName of ["timing-tom", "timing-nobody"]) {
+        const b = new Browser(t);
+        const flow = authRequestOf(await b.authorize({ client_id: client.id, redirect_uri: REDIRECT, response_type: "code", scope: "openid", code_challenge: CHALLENGE, code_challenge_method: "S256" }));
+        const r = await post(b, handleSubmitForgot, "forgot", flow, { loginName });
+        answers.push({ status: r.status, location: r.headers.get("location")!.replace(encodeURIComponent(flow), "FLOW"), cookies: r.headers.getSetCookie().length });
+      }
+      // Both answered while the mail for the known account could not even be made (had the answer
+      // waited for it, it would still be waiting).
+      expect(answers[0]).toEqual(answers[1]);
+      expect(answers[0]).toEqual({ status: 303, location: "/ui/login/forgot/sent?authRequest=FLOW", cookies: 0 });
+      expect(await auditOf("user.password_reset_requested", user.id)).toHaveLength(0);
+    } finally {
+      held.open();
+    }
+    await t.inst.background.idle();
+    expect(await auditOf("user.password_reset_requested", user.id)).toHaveLength(1);
+    await sink.waitFor((m) => m.to.includes(user.email!));
+  });
+
+  it("a registration answers the same before its mail whether the name is new or taken; the new user's verification or the owner's notice follows", async () => {
+    const { handleSubmitRegister } = await import("@/lib/login/handlers");
+    await configureSink();
+    const owner = await makeUser(t, "timing-owner");
+    const client = await makeClient(t);
+    const held = holdMail();
+    const answers = [];
+    try {
+      for (const username of ["timing-owner", "timing-newbie"]) {
+        const b = new Browser(t);
+        const flow = authRequestOf(await b.authorize({ client_id: client.id, redirect_uri: REDIRECT, response_type: "code", scope: "openid", prompt: "create", code_challenge: CHALLENGE, code_challenge_method: "S256" }));
+        const fields = { username, email: `${username}@elsewhere.example`, givenName: "T", familyName: "O", password: "correct horse battery", passwordConfirmation: "correct horse battery" };
+        const r = await post(b, handleSubmitRegister, "register", flow, fields);
+        answers.push({ status: r.status, location: r.headers.get("location")!.replace(encodeURIComponent(flow), "FLOW") });
+      }
+      expect(answers[0]).toEqual(answers[1]);
+      // (Had either answer waited for its mail, it would still be waiting: no mail can be made yet.)
+      expect(answers[0]).toEqual({ status: 303, location: "/ui/login/registered?authRequest=FLOW" });
+    } finally {
+      held.open();
+    }
+    await t.inst.background.idle();
+    expect(await auditOf("user.registration.duplicate", owner.id)).toHaveLength(1);
+    await sink.waitFor((m) => m.to.includes(owner.email!) && m.subject.startsWith("Someone tried"));
+    const newbie = (await findUserByLoginName(t.inst.db, "timing-newbie"))!;
+    expect(await auditOf("user.registered", newbie.id)).toHaveLength(1);
+  });
+
+  it("an address several accounts share: each account gets its own link, naming it", async () => {
+    await configureSink();
+    const shared = "family@shared.example";
+    const a = await insertUser(t.inst.db, { type: "human", username: "shared-anna", email: shared, emailVerified: true }, "correct horse battery");
+    const b2 = await insertUser(t.inst.db, { type: "human", username: "shared-ben", email: shared, emailVerified: true }, "correct horse battery");
+    const client = await makeClient(t);
+    const b = new Browser(t);
+    const flow = authRequestOf(await b.authorize({ client_id: client.id, redirect_uri: REDIRECT, response_type: "code", scope: "openid", code_challenge: CHALLENGE, code_challenge_method: "S256" }));
+    const before = sink.mails.length;
+    expect((await b.post("forgot", flow, { loginName: shared.toUpperCase() })).headers.get("location")).toContain("/ui/login/forgot/sent");
+    await sink.waitFor((m) => m.text.includes("shared-anna"));
+    await sink.waitFor((m) => m.text.includes("shared-ben"));
+    const mails = sink.mails.slice(before).filter((m) => m.to.includes(shared));
+    expect(mails).toHaveLength(2);
+    const links = mails.map((m) => linkIn(m.text));
+    expect(new Set(links).size).toBe(2);
+    // Each link resets its own account only.
+    for (const [user, mail] of [[a, mails.find((m) => m.text.includes("shared-anna"))!], [b2, mails.find((m) => m.text.includes("shared-ben"))!]] as const) {
+      const tokenOf = new URL(linkIn(mail.text)!).searchParams.get("token")!;
+      const { resetLinkUser } = await import("@/lib/login/password-reset");
+      expect((await resetLinkUser(t.inst, tokenOf))?.id).toBe(user.id);
+    }
   });
 });
 

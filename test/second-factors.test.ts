@@ -5,7 +5,9 @@ import { totpEnrolment } from "@/lib/login/second-factor";
 import { recoveryCodesToShow } from "@/lib/login/factor-handlers";
 import { findPendingAuthRequest } from "@/lib/store/auth-requests";
 import { findUserAgent } from "@/lib/store/sessions";
+import { findUserByLoginName } from "@/lib/store/users";
 import { ACR } from "@/lib/protocol/vocabulary";
+import { eq } from "drizzle-orm";
 import { userFactors } from "@/db/schema";
 import { startTestInstance, type TestInstance } from "./harness";
 import { authRequestOf, Browser, makeClient, makeUser, redirectParams, REDIRECT } from "./authorize-support";
@@ -206,15 +208,83 @@ describe("second factors at sign-in", () => {
     expect(claims.amr).toEqual(["pwd"]);
   });
 
-  it("discovery lists the classes; an essential acr claim Torii has is met, one it lacks is access_denied", async () => {
+  it("discovery lists the classes; an essential acr claim Torii has is met, one it lacks is unmet_authentication_requirements", async () => {
     const doc = await (await fetch(`${t.baseUrl}/.well-known/openid-configuration`)).json();
     expect(doc.acr_values_supported).toEqual([ACR.password, ACR.multiFactor]);
     expect(doc.claims_supported).toContain("acr");
     const b = new Browser(t);
     const lacking = await b.authorize(authorize({ claims: JSON.stringify({ id_token: { acr: { essential: true, values: ["urn:other:gold"] } } }) }));
-    expect(redirectParams(lacking).get("error")).toBe("access_denied");
+    expect(redirectParams(lacking).get("error")).toBe("unmet_authentication_requirements");
     const flow = authRequestOf(await b.authorize(authorize({ claims: JSON.stringify({ id_token: { acr: { essential: true, value: ACR.multiFactor } } }) })));
     expect(at(await passwordStep(b, flow, "mira"))).toContain("/ui/login/factor/enrol?");
+  });
+
+  it("an essential multi-factor acr that cannot be met now is unmet_authentication_requirements: without the user (prompt=none), or with second factors off; met by a session with a factor", async () => {
+    const essential = (values: string[]) => JSON.stringify({ id_token: { acr: { essential: true, values } } });
+    await makeUser(t, "ursula");
+    const b = new Browser(t);
+    await passwordStep(b, authRequestOf(await b.authorize(authorize())), "ursula");
+    // Signed in with a password only: prompt=none cannot add a factor.
+    const silent = await b.authorize(authorize({ prompt: "none", claims: essential([ACR.multiFactor]) }));
+    expect(redirectParams(silent).get("error")).toBe("unmet_authentication_requirements");
+    expect(redirectParams(silent).get("state")).toBeNull();
+    // A voluntary acr_values is only a wish: prompt=none says an interaction is needed.
+    expect(redirectParams(await b.authorize(authorize({ prompt: "none", acr_values: ACR.multiFactor }))).get("error")).toBe("interaction_required");
+    // The password class (preferred here) is acceptable too: the session meets it.
+    expect(redirectParams(await b.authorize(authorize({ prompt: "none", claims: essential([ACR.password, ACR.multiFactor]) }))).get("code")).toBeTruthy();
+    // With the user there, the essential class makes them enrol a factor.
+    expect(at(await b.authorize(authorize({ claims: essential([ACR.multiFactor]) })))).toContain("/ui/login/factor/enrol?");
+
+    // Second factors switched off: the class can never be met, even with the user there.
+    await setSettings({ mfa: "off" });
+    try {
+      expect(redirectParams(await b.authorize(authorize({ claims: essential([ACR.multiFactor]) }))).get("error")).toBe("unmet_authentication_requirements");
+      const fresh = new Browser(t);
+      const flow = authRequestOf(await fresh.authorize(authorize({ claims: essential([ACR.multiFactor]) })));
+      const answer = await passwordStep(fresh, flow, "ursula");
+      expect(redirectParams(answer).get("error")).toBe("unmet_authentication_requirements");
+    } finally {
+      await setSettings({ mfa: "optional" });
+    }
+  });
+});
+
+describe("removing factors: one rule for the owner and the administrator", () => {
+  it("the last factor takes the recovery codes; the owner cannot remove it while factors are required, the administrator can, and the next sign-in enrols", async () => {
+    const { removeSecondFactor } = await import("@/lib/login/second-factor");
+    const { replaceRecoveryCodes } = await import("@/lib/store/factors");
+    const user = await makeUser(t, "rhea");
+    const confirmedAt = new Date();
+    await t.inst.db.insert(userFactors).values([
+      { id: "rhea-key-1", userId: user.id, type: "webauthn", name: "Key 1", credentialId: "rhea-cred-1", publicKey: "x", signCount: 0, confirmedAt },
+      { id: "rhea-key-2", userId: user.id, type: "webauthn", name: "Key 2", credentialId: "rhea-cred-2", publicKey: "x", signCount: 0, confirmedAt },
+    ]);
+    await replaceRecoveryCodes(t.inst.db, t.inst.masterKey, user.id, Array.from({ length: 10 }, (_, i) => `code${i}`), new Date());
+    const owner = { type: "user" as const, id: user.id };
+    const list = async () => (await t.api(`/management/v1/users/${user.id}/factors`)).json();
+
+    await setSettings({ mfa: "required" });
+    try {
+      expect(await removeSecondFactor(t.inst.db, user.id, "rhea-key-1", owner, { byOwner: true, mfa: "required" })).toEqual({ ok: true });
+      expect(await list()).toMatchObject({ factors: [{ name: "Key 2" }], recoveryCodesRemaining: 10 });
+      // The owner's last one, while factors are required: refused, nothing changes.
+      expect(await removeSecondFactor(t.inst.db, user.id, "rhea-key-2", owner, { byOwner: true, mfa: "required" })).toEqual({ ok: false, reason: "required" });
+      expect(await removeSecondFactor(t.inst.db, user.id, "rhea-key-1", owner, { byOwner: true, mfa: "required" })).toEqual({ ok: false, reason: "gone" });
+      expect((await list()).recoveryCodesRemaining).toBe(10);
+      // The administrator removes it: the recovery codes go with it, as on the account page.
+      const removed = await t.api(`/management/v1/users/${user.id}/factors/rhea-key-2`, { method: "DELETE" });
+      expect(removed.status).toBe(200);
+      expect(await removed.json()).toEqual({ factors: [], recoveryCodesRemaining: 0 });
+      expect((await t.api(`/management/v1/users/${user.id}/factors/rhea-key-2`, { method: "DELETE" })).status).toBe(404);
+      // The next sign-in enrols a factor before it finishes.
+      const b = new Browser(t);
+      const flow = authRequestOf(await b.authorize(authorize()));
+      expect(at(await passwordStep(b, flow, "rhea"))).toBe(`/ui/login/factor/enrol?authRequest=${encodeURIComponent(flow)}`);
+      const events = await (await t.api(`/management/v1/audit?action=user.factor.removed&targetId=${user.id}`)).json();
+      expect(events.events).toHaveLength(2);
+    } finally {
+      await setSettings({ mfa: "optional" });
+    }
   });
 });
 
@@ -327,5 +397,156 @@ describe("passkeys: the relying party and origin are checked", () => {
       await setSettings({ mfa: "optional" });
     }
     expect(await tryWith({ counter: 8 })).toMatch(/^\/oauth\/v2\/authorize\/callback\?id=/);
+  });
+
+  /** Posts a passkey answer to the login page's handler; the browser keeps the cookies it is given. */
+  async function postAnswer(b: Browser, flow: string, response: string): Promise<string> {
+    const { handleSubmitPasskeySignIn } = await import("@/lib/login/passkey-handlers");
+    const res = await handleSubmitPasskeySignIn(
+      t.inst,
+      b.request("/ui/login/submit/passkey", {
+        method: "POST",
+        body: new URLSearchParams({ authRequest: flow, csrf: await b.csrf(flow), response }).toString(),
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: t.baseUrl },
+      }),
+    );
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(";");
+      const i = pair!.indexOf("=");
+      b.cookies.set(pair!.slice(0, i), decodeURIComponent(pair!.slice(i + 1)));
+    }
+    return at(res);
+  }
+  const promptOf = async (flow: string) => {
+    const { loginPasskeyPrompt } = await import("@/lib/login/passkey-handlers");
+    return (JSON.parse(await loginPasskeyPrompt(t.inst, flow)) as { challenge: string }).challenge;
+  };
+  const signedIn = /^\/oauth\/v2\/authorize\/callback\?id=/;
+  const onLoginPage = /^\/ui\/login\?authRequest=/;
+
+  it("an answer is good once: an answer to an earlier prompt is refused though its counter is fresh, and the accepted answer cannot be replayed", async () => {
+    const { origin, hostname } = new URL(t.issuer);
+    const b = new Browser(t);
+    const flow = authRequestOf(await b.authorize(authorize()));
+    const stale = assertion({ challenge: await promptOf(flow), origin, rpId: hostname, counter: 10 });
+    // The page was shown again (a new challenge): the answer to the first prompt is refused.
+    await promptOf(flow);
+    expect(await postAnswer(b, flow, stale)).toMatch(onLoginPage);
+    // The same counter with the current challenge passes: it was the challenge that refused it.
+    const good = assertion({ challenge: await promptOf(flow), origin, rpId: hostname, counter: 10 });
+    expect(await postAnswer(b, flow, good)).toMatch(signedIn);
+    // Replayed, to this request (after a new prompt) or to another browser's: refused.
+    await promptOf(flow);
+    expect(await postAnswer(b, flow, good)).toMatch(onLoginPage);
+    const other = new Browser(t);
+    const otherFlow = authRequestOf(await other.authorize(authorize()));
+    await promptOf(otherFlow);
+    expect(await postAnswer(other, otherFlow, good)).toMatch(onLoginPage);
+  });
+
+  it("a passkey does not get round the account's lock: refused in a browser that never signed in to it, taken in one that did", async () => {
+    const { origin, hostname } = new URL(t.issuer);
+    let counter = 20;
+    const withPasskey = async (b: Browser) => {
+      const flow = authRequestOf(await b.authorize(authorize({ prompt: "login" })));
+      const loc = await postAnswer(b, flow, assertion({ challenge: await promptOf(flow), origin, rpId: hostname, counter: counter++ }));
+      return { loc, flow };
+    };
+    const owners = new Browser(t);
+    expect((await withPasskey(owners)).loc).toMatch(signedIn);
+    expect([...owners.cookies.keys()].some((k) => k.startsWith("torii_device"))).toBe(true);
+    const piaId = (await findUserByLoginName(t.inst.db, "pia", ""))!.id;
+
+    const before = (await (await t.api("/management/v1/settings")).json()).lockoutPolicy;
+    await setSettings({ lockoutPolicy: { freeFailures: 100, lockAfterFailures: 3 } });
+    try {
+      // Someone guesses the password from elsewhere until the account locks for such browsers.
+      const guesser = new Browser(t);
+      guesser.headers["x-torii-client-address"] = "10.9.9.9";
+      const g = authRequestOf(await guesser.authorize(authorize()));
+      await guesser.post("loginname", g, { loginName: "pia" });
+      for (let i = 0; i < 3; i++) await guesser.post("password", g, { password: `wrong guess ${i}` });
+      expect((await (await t.api(`/management/v1/users/${piaId}/lockout`)).json()).locked).toBe(true);
+
+      // A valid passkey answer from a browser that never signed in: refused, no session, the lock named.
+      const stranger = new Browser(t);
+      const { loc, flow } = await withPasskey(stranger);
+      expect(loc).toMatch(onLoginPage);
+      const ua = await findUserAgent(t.inst.db, stranger.cookies.get("torii_ua")!);
+      expect(await findPendingAuthRequest(t.inst.db, flow, ua!.id, new Date())).toMatchObject({ formError: "accountLocked", sessionId: null });
+      // The owner's browser (device cookie) still signs in with it.
+      expect((await withPasskey(owners)).loc).toMatch(signedIn);
+    } finally {
+      await t.api(`/management/v1/users/${piaId}/lockout`, { method: "DELETE" });
+      await setSettings({ lockoutPolicy: before });
+    }
+  });
+});
+
+describe("passkey registration: the challenge is the server's, used once, for minutes", () => {
+  // A registration answer made by hand ("none" attestation): CBOR {fmt, attStmt, authData} with
+  // the credential's id and an ES256 public key in authData.
+  const b64 = (b: Buffer) => b.toString("base64url");
+  const cborText = (s: string) => Buffer.concat([Buffer.from([0x60 + s.length]), Buffer.from(s)]);
+  function registrationAnswer(challenge: string, credential: string) {
+    const { publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const jwk = publicKey.export({ format: "jwk" });
+    const cose = Buffer.concat([
+      Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]),
+      Buffer.from(jwk.x!, "base64url"),
+      Buffer.from([0x22, 0x58, 0x20]),
+      Buffer.from(jwk.y!, "base64url"),
+    ]);
+    const id = Buffer.from(credential);
+    const idLength = Buffer.alloc(2);
+    idLength.writeUInt16BE(id.length);
+    // rpIdHash, flags (user present, user verified, attested credential data), counter 0, AAGUID.
+    const authData = Buffer.concat([createHash("sha256").update(new URL(t.issuer).hostname).digest(), Buffer.from([0x45]), Buffer.alloc(4), Buffer.alloc(16), idLength, id, cose]);
+    const authLength = Buffer.alloc(2);
+    authLength.writeUInt16BE(authData.length);
+    const attestation = Buffer.concat([Buffer.from([0xa3]), cborText("fmt"), cborText("none"), cborText("attStmt"), Buffer.from([0xa0]), cborText("authData"), Buffer.from([0x59]), authLength, authData]);
+    const clientData = Buffer.from(JSON.stringify({ type: "webauthn.create", challenge, origin: new URL(t.issuer).origin, crossOrigin: false }));
+    return JSON.stringify({
+      id: b64(id),
+      rawId: b64(id),
+      type: "public-key",
+      response: { clientDataJSON: b64(clientData), attestationObject: b64(attestation), transports: ["internal"] },
+      clientExtensionResults: {},
+    });
+  }
+
+  it("an answer registers once; an answer to an earlier prompt, a replay, and a late answer are refused", async () => {
+    const { passkeyRegistration, confirmPasskeyRegistration } = await import("@/lib/login/passkeys");
+    const user = await makeUser(t, "reggie");
+    const actor = { type: "user" as const, id: user.id };
+    const start = () => passkeyRegistration(t.inst, { id: user.id, username: "reggie", givenName: null, familyName: null }, "Torii");
+    const confirm = (factorId: string, response: string) => confirmPasskeyRegistration(t.inst, user.id, factorId, { response, name: "Key" }, actor);
+
+    // The prompt was shown again: the answer to the first one matches no challenge.
+    const first = await start();
+    const second = await start();
+    expect((await confirm(second.factorId, registrationAnswer(first.options.challenge, "cred-earlier"))).ok).toBe(false);
+    expect((await confirm(first.factorId, registrationAnswer(first.options.challenge, "cred-earlier"))).ok).toBe(false);
+
+    const third = await start();
+    const answer = registrationAnswer(third.options.challenge, "cred-good");
+    expect(await confirm(third.factorId, answer)).toMatchObject({ ok: true });
+    // Replayed, to the same registration or to a new one: refused, still one passkey.
+    expect((await confirm(third.factorId, answer)).ok).toBe(false);
+    const fourth = await start();
+    expect((await confirm(fourth.factorId, answer)).ok).toBe(false);
+
+    // An answer after the challenge's time is refused; the same answer in time is taken.
+    const late = await start();
+    await t.inst.db
+      .update(userFactors)
+      .set({ createdAt: new Date(Date.now() - 11 * 60_000) })
+      .where(eq(userFactors.id, late.factorId));
+    expect((await confirm(late.factorId, registrationAnswer(late.options.challenge, "cred-late"))).ok).toBe(false);
+    const inTime = await start();
+    expect((await confirm(inTime.factorId, registrationAnswer(inTime.options.challenge, "cred-late"))).ok).toBe(true);
+
+    const factors = await (await t.api(`/management/v1/users/${user.id}/factors`)).json();
+    expect(factors.factors.map((f: { name: string }) => f.name)).toEqual(["Key", "Key"]);
   });
 });

@@ -13,8 +13,19 @@ export default getRequestConfig(async () => {
       ? pinned
       : resolveLocale({ acceptLanguage: h.get("accept-language"), defaultLocale: await instanceDefaultLocale() });
   const base = ((await import(`../../messages/${locale}.json`)) as { default: Record<string, unknown> }).default;
-  return { locale, messages: await withTextOverrides(locale, base) };
+  return { locale, messages: await withTextOverrides(locale, base), ...(MARK_MISSING ? markMissing : {}) };
 });
+
+/**
+ * In the browser tests (scripts/e2e-server.mjs sets TORII_MARK_MISSING_MESSAGES=1) a text missing
+ * from a catalog shows as ⟦namespace.key⟧, which e2e/messages.spec.ts looks for on every page in
+ * every language. Elsewhere next-intl's own fallback (the key) is shown and logged.
+ */
+const MARK_MISSING = process.env.TORII_MARK_MISSING_MESSAGES === "1";
+const markMissing = {
+  getMessageFallback: ({ namespace, key }: { namespace?: string; key: string }) => `⟦${namespace ? `${namespace}.` : ""}${key}⟧`,
+  onError: () => {},
+};
 
 /**
  * The instance's default language, as the authorization and end-session endpoints use it, so

@@ -5,12 +5,12 @@ import type { AppAccess } from "@/lib/first-party/app-session";
 import { accountPolicyOf } from "@/lib/login/account-policy";
 import { sendEmailVerification } from "@/lib/login/email-verification";
 import { accountKeyOf, attemptVerdict, clearFailures, recordFailure } from "@/lib/login/lockout";
-import { confirmTotpEnrolment, newRecoveryCodes } from "@/lib/login/second-factor";
+import { confirmTotpEnrolment, newRecoveryCodes, removeSecondFactor } from "@/lib/login/second-factor";
 import { confirmPasskeyRegistration } from "@/lib/login/passkeys";
 import { checkPasswordPolicy, verifyPassword } from "@/lib/passwords";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { revokeConsent } from "@/lib/store/consents";
-import { deleteAllFactors, deleteFactor, getFactor, listFactors } from "@/lib/store/factors";
+import { listFactors } from "@/lib/store/factors";
 import { revocationHorizon, revokeAllGrants, revokeSessionTokens } from "@/lib/store/grants";
 import { mutate, type Invalidation } from "@/lib/store/invalidation";
 import { endUserSession, getLiveSession, liveSessionsOfUser } from "@/lib/store/sessions";
@@ -127,22 +127,16 @@ export async function addPasskey(ctx: Ctx): Promise<Outcome> {
 }
 
 /**
- * Removes one factor. The last one takes the recovery codes with it; when the settings require a
- * second factor, the last one cannot be removed here (an administrator can, and the next sign-in
- * then enrols a new one).
+ * Removes one factor, by the rule the administrator's removal follows too (`removeSecondFactor`):
+ * the last one takes the recovery codes with it and, while the settings require a second factor,
+ * cannot be removed here (an administrator can, and the next sign-in then enrols a new one).
  */
 export async function removeFactor(ctx: Ctx): Promise<Outcome> {
   const { inst, access, actor, form } = ctx;
   if (!(await signedInRecently(ctx))) return { ok: false, error: "signInAgain" };
-  const factor = await getFactor(inst.db, access.user.id, form.get("factorId") ?? "");
-  if (!factor?.confirmedAt) return { ok: false, error: "factorGone" };
-  const all = await listFactors(inst.db, access.user.id);
-  if (all.length === 1 && accountPolicyOf(await getSettings(inst)).mfa === "required") return { ok: false, error: "factorRequired" };
-  await inst.db.transaction(async (tx) => {
-    if (all.length === 1) await deleteAllFactors(tx, access.user.id);
-    else await deleteFactor(tx, access.user.id, factor.id);
-    await recordAudit(tx, actor, { action: "user.factor.removed", targetType: "user", targetId: access.user.id, details: { factorId: factor.id, type: factor.type, name: factor.name } });
-  });
+  const mfa = accountPolicyOf(await getSettings(inst)).mfa;
+  const removed = await removeSecondFactor(inst.db, access.user.id, form.get("factorId") ?? "", actor, { byOwner: true, mfa });
+  if (!removed.ok) return { ok: false, error: removed.reason === "gone" ? "factorGone" : "factorRequired" };
   return { ok: true, done: "factorRemoved" };
 }
 

@@ -239,27 +239,32 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
     await updateAuthRequest(inst.db, id, { formError: "register", formValues: values });
     return seeOther(loginUrl(LOGIN_PATHS.register, id));
   }
-  if ("created" in result) {
-    await recordAudit(inst.db, { ...actor, id: result.created.id }, {
-      action: "user.registered",
-      targetType: "user",
-      targetId: result.created.id,
-      clientId: authRequest.clientId,
-      details: { username: result.created.username },
-    });
-    // The address is verified by the code mailed now (unless the policy is off).
-    await sendEmailVerification(inst, result.created, { ...actor, id: result.created.id }, authRequest.locale);
-  } else {
-    // The owners hear of it by mail; the person registering sees the same page as for a new account.
-    await recordAudit(inst.db, actor, {
-      action: "user.registration.duplicate",
-      targetType: "user",
-      targetId: result.taken.userIds[0] ?? null,
-      clientId: authRequest.clientId,
-      details: { matched: result.taken.matched, userIds: result.taken.userIds },
-    });
-    for (const userId of result.taken.userIds) await notifyOwner(inst, userId, "registrationAttempt", actor);
-  }
+  // Both outcomes cost one password hash above; what differs (the audit event and a mail to the new
+  // user or to the owners) happens after the answer (lib/background.ts), so that the answer takes
+  // as long whether or not the name or address was taken.
+  inst.background.run("registration mail", async () => {
+    if ("created" in result) {
+      await recordAudit(inst.db, { ...actor, id: result.created.id }, {
+        action: "user.registered",
+        targetType: "user",
+        targetId: result.created.id,
+        clientId: authRequest.clientId,
+        details: { username: result.created.username },
+      });
+      // The address is verified by the code mailed now (unless the policy is off).
+      await sendEmailVerification(inst, result.created, { ...actor, id: result.created.id }, authRequest.locale);
+    } else {
+      // The owners hear of it by mail; the person registering sees the same page as for a new account.
+      await recordAudit(inst.db, actor, {
+        action: "user.registration.duplicate",
+        targetType: "user",
+        targetId: result.taken.userIds[0] ?? null,
+        clientId: authRequest.clientId,
+        details: { matched: result.taken.matched, userIds: result.taken.userIds },
+      });
+      for (const userId of result.taken.userIds) await notifyOwner(inst, userId, "registrationAttempt", actor);
+    }
+  });
   await updateAuthRequest(inst.db, id, { loginName: input.username, formError: null, formValues: null });
   return seeOther(loginUrl(LOGIN_PATHS.registered, id));
 });
@@ -304,7 +309,9 @@ export const handleSubmitForgot = guarded(async ({ inst, id, form, actor, authRe
     await updateAuthRequest(inst.db, id, { formError: "loginNameRequired", formValues: null });
     return seeOther(loginUrl(LOGIN_PATHS.forgot, id));
   }
-  await requestPasswordReset(inst, value, { ...actor, ip: actor.ip ?? null }, authRequest.locale);
+  // Looked up and mailed after the answer (lib/background.ts), so that the answer takes as long
+  // whether or not an account matches.
+  inst.background.run("password reset request", () => requestPasswordReset(inst, value, { ...actor, ip: actor.ip ?? null }, authRequest.locale));
   await updateAuthRequest(inst.db, id, { formError: null, formValues: null });
   return seeOther(loginUrl(LOGIN_PATHS.forgotSent, id));
 });

@@ -5,7 +5,8 @@ import { takeWebauthnChallenge, updateAuthRequest } from "@/lib/store/auth-reque
 import { recordAuthentication } from "@/lib/store/sessions";
 import { getUser } from "@/lib/store/users";
 import { accountPolicyOf } from "./account-policy";
-import { deviceCookieAfterSignIn } from "./device-cookie";
+import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
+import { accountKeyOf, attemptVerdict } from "./lockout";
 import { guarded, refusal } from "./handlers";
 import { passkeyPrompt, verifyPasskey } from "./passkeys";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
@@ -14,7 +15,8 @@ import type { Engine } from "@/lib/engine";
 /**
  * "Sign in with a passkey" on the first login page: no login name, no password. The passkey's
  * user must be allowed to finish the request (the sign-in policy, as for a password); the session
- * records `amr` [`hwk`|`swk`, `mfa`] (lib/login/passkeys.ts says why both).
+ * records `amr` [`hwk`|`swk`, `mfa`] (lib/login/passkeys.ts says why both). The account's lockout
+ * applies as for a password.
  */
 export const handleSubmitPasskeySignIn = guarded(async (flow) => {
   const { request, inst, settings, uaId, id, authRequest, form, actor } = flow;
@@ -32,6 +34,25 @@ export const handleSubmitPasskeySignIn = guarded(async (flow) => {
       details: { reason: result.ok ? "user_locked" : "passkey", step: "passkey" },
     });
     await updateAuthRequest(inst.db, id, { formError: "passkeyFailed", formValues: null });
+    return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
+  }
+  // The lockout's rule for passwords holds here too: an account locked for browsers that never
+  // signed in to it (and a throttled address) is refused, so a stolen passkey used from a new
+  // browser cannot get round a lock. A failed passkey counts nothing: it cannot be guessed.
+  const verdict = await attemptVerdict(inst.db, settings.lockoutPolicy, {
+    accountKey: accountKeyOf(user.id, "", ""),
+    address: actor.ip ?? "unknown",
+    trusted: trustedUsers(inst.masterKey, inst.config.issuer, request).includes(user.id),
+  }, dateOf(inst.clock));
+  if (!verdict.allowed) {
+    await recordAudit(inst.db, actor, {
+      action: "user.signin.failed",
+      targetType: "user",
+      targetId: user.id,
+      clientId: authRequest.clientId,
+      details: { reason: verdict.reason, step: "passkey" },
+    });
+    await updateAuthRequest(inst.db, id, { formError: verdict.reason, formValues: { retrySeconds: String(verdict.retryAfterSeconds) } });
     return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
   }
   const refused = await refusal(flow, { userId: user.id, username: user.username, authTime: dateOf(flow.inst.clock), locked: false });

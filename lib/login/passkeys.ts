@@ -23,9 +23,14 @@ import { newRecoveryCodes, type FactorMethod } from "./second-factor";
  * verification (the device's PIN or biometrics), so a passkey alone counts as two factors:
  * something held and something known or been (`amr` `hwk` or `swk`, and `mfa`). A synced passkey
  * (`multiDevice`) is a software-held key (`swk`), a device-bound one hardware (`hwk`), RFC 8176.
- * Challenges are single-use: a registration's lives in its pending factor row, a sign-in's in the
- * pending authorization request, and either is cleared when it is answered.
+ * Challenges are kept on the server, single-use and short-lived, never only in a cookie: a
+ * registration's lives in its pending factor row (answerable for REGISTRATION_CHALLENGE_SECONDS),
+ * a sign-in's in the pending authorization request (which expires with it); either is cleared when
+ * it is answered, so a replayed answer finds no challenge to match.
  */
+
+/** How long a passkey registration's challenge may be answered (the browser's prompt times out well before). */
+export const REGISTRATION_CHALLENGE_SECONDS = 600;
 
 const rpOf = (issuer: string) => {
   const url = new URL(issuer);
@@ -78,6 +83,8 @@ export async function confirmPasskeyRegistration(
   const pending = await getFactor(inst.db, userId, factorId);
   const response = parseCredential(input.response);
   if (!pending || pending.type !== "webauthn" || pending.confirmedAt || !pending.secretEnc || !response) return { ok: false };
+  // A registration prompt is answered within minutes; an older challenge is not taken any more.
+  if (inst.clock.now() - pending.createdAt.getTime() > REGISTRATION_CHALLENGE_SECONDS * 1000) return { ok: false };
   const { rpID, origin } = rpOf(inst.issuer);
   let verified;
   try {

@@ -21,8 +21,11 @@ import { LOGIN_PATHS } from "./paths";
  * password applies the password policy, ends every session of the user and revokes their tokens.
  */
 
-/** Reset requests per hour: from one client address, and for one account. */
-export const RESET_LIMITS = { perAddress: 10, perAccount: 3, windowSeconds: 3600 };
+/**
+ * Reset requests per hour: from one client address, and for one account; and how many accounts
+ * sharing one email address one request mails.
+ */
+export const RESET_LIMITS = { perAddress: 10, perAccount: 3, windowSeconds: 3600, accountsPerAddress: 5 };
 
 /** The link a reset mail carries. */
 export function resetUrl(issuer: string, token: string): string {
@@ -56,24 +59,24 @@ export async function sendPasswordReset(inst: Engine, user: User, actor: Actor, 
 }
 
 /**
- * A reset requested on the login page: the account by login name, else by email address when
- * exactly one account has it. Limited per address and per account; the caller shows the same
- * page whatever happened.
+ * A reset requested on the login page: the account by login name, else every account with that
+ * email address (each its own link). Limited per address and per account; the caller shows the
+ * same page whatever happened, and runs this after answering (lib/background.ts).
  */
 export async function requestPasswordReset(inst: Engine, loginNameOrEmail: string, actor: Actor & { ip: string | null }, locale: string): Promise<void> {
   const perAddress = await hitRateLimit(inst.db, `reset:ip:${actor.ip ?? "unknown"}`, RESET_LIMITS.perAddress, RESET_LIMITS.windowSeconds, dateOf(inst.clock));
   if (!perAddress.allowed) return;
   const settings = await getSettings(inst);
   const value = loginNameOrEmail.trim();
-  let user = await findUserByLoginName(inst.db, value, settings.primaryDomain);
-  if (!user && value.includes("@")) {
-    const byEmail = await findUsersByEmail(inst.db, value);
-    if (byEmail.length === 1) user = byEmail[0];
+  const byName = await findUserByLoginName(inst.db, value, settings.primaryDomain);
+  // An address several accounts share: each of them gets its own link (the mail names the
+  // account), so that whoever reads that mailbox can reset the one they mean.
+  const users = byName ? [byName] : value.includes("@") ? (await findUsersByEmail(inst.db, value)).slice(0, RESET_LIMITS.accountsPerAddress) : [];
+  for (const user of users) {
+    if (user.locked) continue;
+    const perAccount = await hitRateLimit(inst.db, `reset:user:${user.id}`, RESET_LIMITS.perAccount, RESET_LIMITS.windowSeconds, dateOf(inst.clock));
+    if (perAccount.allowed) await sendPasswordReset(inst, user, actor, locale);
   }
-  if (!user || user.locked) return;
-  const perAccount = await hitRateLimit(inst.db, `reset:user:${user.id}`, RESET_LIMITS.perAccount, RESET_LIMITS.windowSeconds, dateOf(inst.clock));
-  if (!perAccount.allowed) return;
-  await sendPasswordReset(inst, user, actor, locale);
 }
 
 /** The user a reset link is for, while it works. */

@@ -2,12 +2,15 @@ import { dateOf } from "@/lib/clock";
 import { randomInt } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
 import QRCode from "qrcode";
-import type { LockoutPolicy } from "@/db/schema";
+import type { LockoutPolicy, MfaPolicy } from "@/db/schema";
+import type { Executor } from "@/lib/db/client";
 import type { Engine } from "@/lib/engine";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import {
   acceptTotpStep,
   consumeRecoveryCode,
+  deleteAllFactors,
+  deleteFactor,
   getFactor,
   listFactors,
   pendingTotp,
@@ -146,4 +149,35 @@ export function amrWithFactor(amr: readonly string[], method: FactorMethod): str
 /** Whether a session's `amr` includes a second factor. */
 export function hasSecondFactor(amr: readonly string[]): boolean {
   return amr.includes("mfa");
+}
+
+export type FactorRemoval = { ok: true } | { ok: false; reason: "gone" | "required" };
+
+/**
+ * The one rule for removing a second factor, on the account page (`byOwner`) and by an
+ * administrator alike. The last factor takes the recovery codes with it (they recover a factor
+ * that is no more). While the settings require a second factor, the owner cannot remove their
+ * last one; an administrator can (a lost phone), and the sign-in policy then has the user enrol
+ * a new one at the next sign-in (`enrolFactor`). Counted inside the transaction, so that two
+ * removals at once cannot both think the other factor remains.
+ */
+export async function removeSecondFactor(
+  db: Executor,
+  userId: string,
+  factorId: string,
+  actor: Actor,
+  opts: { byOwner: boolean; mfa: MfaPolicy },
+): Promise<FactorRemoval> {
+  return db.transaction(async (tx) => {
+    const factor = await getFactor(tx, userId, factorId);
+    if (!factor?.confirmedAt) return { ok: false, reason: "gone" } as const;
+    // Serialise removals of one user's factors: lock their rows before counting.
+    const all = await listFactors(tx, userId, { forUpdate: true });
+    const last = all.length === 1;
+    if (last && opts.byOwner && opts.mfa === "required") return { ok: false, reason: "required" } as const;
+    if (last) await deleteAllFactors(tx, userId);
+    else await deleteFactor(tx, userId, factor.id);
+    await recordAudit(tx, actor, { action: "user.factor.removed", targetType: "user", targetId: userId, details: { factorId: factor.id, type: factor.type, name: factor.name, last } });
+    return { ok: true } as const;
+  });
 }

@@ -61,7 +61,7 @@
  * 1. `second_factor` (settings `mfa`, input `mfa`; `off` never asks): the account's session has
  *    no second factor in its `amr` (RFC 8176 `mfa`) while the user has one enrolled, or the
  *    instance requires one (`mfa: required`), or the request's preferred `acr_values` class is
- *    multi-factor. A user with a factor is asked for it (`secondFactor`); one without enrols one
+ *    multi-factor, or an essential `acr` claim asks for it. A user with a factor is asked for it (`secondFactor`); one without enrols one
  *    now (`enrolFactor`).
  * 2. `password_expired`: the session was signed in with the password (`pwd` in its `amr`) at or
  *    after the moment that password became due: an administrator's "must change the password"
@@ -74,6 +74,10 @@
  * 3. `email_unverified`, when the instance requires verified addresses (settings
  *    `emailVerification: required`) and the account's address is not verified: the code page
  *    (`verifyEmail`). A user without an address has nothing to verify.
+ *
+ * Before them, `essential_acr_unmet`: an essential `acr` claim that only the multi-factor class
+ * meets, for a session without a second factor, when second factors are off or the request is
+ * `prompt=none`: `unmet_authentication_requirements` (OIDC Core errata).
  *
  * ## Consent
  *
@@ -98,7 +102,7 @@
  * reads (e.g. the user's enrolled factors).
  */
 import type { MfaPolicy } from "@/db/schema";
-import { asksForMultiFactor, type Prompt } from "@/lib/protocol/vocabulary";
+import { ACR, asksForMultiFactor, type Prompt } from "@/lib/protocol/vocabulary";
 import { coversConsent, type ConsentSet } from "./consent-set";
 
 /** An account the browser holds a session for (or has just authenticated). */
@@ -136,6 +140,11 @@ export type PolicyRequest = {
   subjects?: readonly string[] | null;
   /** Authentication context classes the client asked for, preferred first. */
   acrValues?: readonly string[];
+  /**
+   * The classes of an essential `acr` claim (OIDC Core 5.5.1.1): one of them must be met, or the
+   * request fails. Null or absent: nothing essential.
+   */
+  essentialAcr?: readonly string[] | null;
   createdAt: Date;
 };
 
@@ -170,7 +179,7 @@ export type PolicyInput<A extends PolicyAccount> = {
 };
 
 /** Error codes for the client (OIDC Core 3.1.2.6, RFC 6749 4.1.2.1). */
-export type ClientErrorCode = "login_required" | "account_selection_required" | "consent_required" | "access_denied" | "interaction_required";
+export type ClientErrorCode = "login_required" | "account_selection_required" | "consent_required" | "access_denied" | "interaction_required" | "unmet_authentication_requirements";
 
 /** What the browser is shown next. */
 export type Interaction<A extends PolicyAccount> =
@@ -302,13 +311,26 @@ const ACCOUNT_PROMPT: PolicyPrompt = {
   name: "account",
   checks: [
     {
+      reason: "essential_acr_unmet",
+      error: "unmet_authentication_requirements",
+      description: "The essential authentication context class (acr) cannot be met.",
+      need: (ctx) => {
+        const essential = ctx.request.essentialAcr;
+        if (!ctx.account || !essential?.length || essential.includes(ACR.password) || ctx.account.amr?.includes("mfa")) return null;
+        // Only the multi-factor class is left: second factors switched off never meet it, and
+        // without the user (prompt=none) it cannot be met now; otherwise `second_factor` asks.
+        const off = !ctx.mfa || ctx.mfa === "off";
+        return off || ctx.request.prompt.includes("none") ? { step: "error" } : null;
+      },
+    },
+    {
       reason: "second_factor",
       error: "interaction_required",
       description: "The user must complete a second factor.",
       need: (ctx) => {
         const account = ctx.account;
         if (!account || !ctx.mfa || ctx.mfa === "off" || account.amr?.includes("mfa")) return null;
-        const needed = account.hasSecondFactor || ctx.mfa === "required" || asksForMultiFactor(ctx.request.acrValues);
+        const needed = account.hasSecondFactor || ctx.mfa === "required" || asksForMultiFactor(ctx.request.acrValues) || essentialMultiFactor(ctx.request);
         if (!needed) return null;
         return account.hasSecondFactor ? { step: "secondFactor", account } : { step: "enrolFactor", account };
       },
@@ -453,4 +475,10 @@ function contextOf<A extends PolicyAccount>(input: PolicyInput<A>): Context<A> {
   else if (request.loginHint) account = candidates.find((s) => hintMatches(request.loginHint!, s.username, input.primaryDomain)) ?? null;
   else account = candidates.length === 1 ? candidates[0]! : null;
   return { ...input, chosen, candidates, account, prefill: input.hintUser?.username ?? request.loginHint };
+}
+
+/** An essential `acr` claim that only the multi-factor class meets. */
+function essentialMultiFactor(request: PolicyRequest): boolean {
+  const essential = request.essentialAcr;
+  return !!essential?.length && !essential.includes(ACR.password);
 }

@@ -36,6 +36,7 @@ export function policyRequestOf(r: Pick<AuthRequest, "prompt" | "maxAge" | "logi
     hintSubject: r.hintSubject,
     subjects: r.claims?.subjects ?? null,
     acrValues: r.acrValues,
+    essentialAcr: r.claims?.acr ?? null,
     createdAt: r.createdAt,
   };
 }

@@ -4,7 +4,7 @@ import type { Executor } from "@/lib/db/client";
 import type { Logger } from "@/lib/log";
 import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Caches } from "@/lib/store/caches";
-import { claimDueMails, enqueueMail, getOutboxMail, markMailFailed, markMailSent, type NewMail, type OutboxMail } from "@/lib/store/mail-outbox";
+import { claimDueMails, claimMail, enqueueMail, getOutboxMail, markMailFailed, markMailSent, type NewMail, type OutboxMail } from "@/lib/store/mail-outbox";
 import { getSettings, type Settings } from "@/lib/store/settings";
 import { renderMail, type MailKind } from "./render";
 import { mailServerOf, type MailServer } from "./transport";
@@ -97,12 +97,16 @@ export class Mailer {
     }
   }
 
-  /** Sends one outbox mail now (the console's test mail), and answers its state afterwards. */
-  async deliverNow(id: string): Promise<OutboxMail | undefined> {
+  /**
+   * Sends one outbox mail now (the console's test mail), and answers its state afterwards. The
+   * mail is claimed first, so that a delivery pass running at the same moment (or a second call)
+   * does not send it too.
+   */
+  async deliverNow(id: string, now = dateOf(this.scope.clock)): Promise<OutboxMail | undefined> {
     const settings = await getSettings(this.scope);
     const server = this.mailServer(settings);
-    const mail = await getOutboxMail(this.scope.db, id);
-    if (server && mail) await this.deliverOne(server, { ...mail, attempts: mail.attempts + 1 });
+    const mail = server ? await claimMail(this.scope.db, id, now) : undefined;
+    if (server && mail) await this.deliverOne(server, mail);
     return getOutboxMail(this.scope.db, id);
   }
 

@@ -23,6 +23,11 @@ function fromHeader(address: string, name: string | null | undefined): string {
   return name ? `"${name.replace(/["\\\r\n]/g, "")}" <${address}>` : address;
 }
 
+/** A private mail server's CA (IDP_SMTP_CA_FILE) is trusted besides the system's certificates. */
+function tlsOf(config: Config): { tls?: { ca: string } } {
+  return config.smtpCa ? { tls: { ca: config.smtpCa } } : {};
+}
+
 export function mailServerOf(config: Config, smtp: SmtpSettings | null, masterKey: Buffer, fallbackFrom: string): MailServer | null {
   if (config.smtp) {
     const url = new URL(config.smtp.url);
@@ -32,6 +37,7 @@ export function mailServerOf(config: Config, smtp: SmtpSettings | null, masterKe
         port: url.port ? Number(url.port) : url.protocol === "smtps:" ? 465 : 587,
         secure: url.protocol === "smtps:",
         auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+        ...tlsOf(config),
         ...TIMEOUTS,
       }),
       from: config.smtp.from ?? fallbackFrom,
@@ -47,6 +53,7 @@ export function mailServerOf(config: Config, smtp: SmtpSettings | null, masterKe
       requireTLS: smtp.security === "starttls",
       ignoreTLS: smtp.security === "none",
       auth: smtp.user ? { user: smtp.user, pass: smtp.passwordEnc ? decrypt(masterKey, smtp.passwordEnc, PASSWORD_AAD) : "" } : undefined,
+      ...tlsOf(config),
       ...TIMEOUTS,
     }),
     from: fromHeader(smtp.fromAddress, smtp.fromName),

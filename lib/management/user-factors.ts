@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { recordAudit } from "@/lib/store/audit";
-import { deleteAllFactors, deleteFactor, getFactor, listFactors, unusedRecoveryCodes, type Factor } from "@/lib/store/factors";
+import { deleteAllFactors, listFactors, unusedRecoveryCodes, type Factor } from "@/lib/store/factors";
+import { removeSecondFactor } from "@/lib/login/second-factor";
 import { getUser } from "@/lib/store/users";
 import { notFound } from "./http";
 import { named, route, type Ctx } from "./route";
@@ -86,12 +87,10 @@ export const userFactorRoutes = [
     errors: [404],
     async handler(ctx) {
       const userId = await requireUser(ctx);
-      const factor = await getFactor(ctx.db, userId, ctx.params.factorId!);
-      if (!factor?.confirmedAt) throw notFound("factor");
-      await ctx.db.transaction(async (tx) => {
-        await deleteFactor(tx, userId, factor.id);
-        await recordAudit(tx, ctx.actor, { action: "user.factor.removed", targetType: "user", targetId: userId, details: { factorId: factor.id, type: factor.type, name: factor.name } });
-      });
+      // The account page's rule (the last factor takes the recovery codes), without its refusal
+      // of the last one while factors are required: the user enrols again at the next sign-in.
+      const removed = await removeSecondFactor(ctx.db, userId, ctx.params.factorId!, ctx.actor, { byOwner: false, mfa: "optional" });
+      if (!removed.ok) throw notFound("factor");
       return listView(ctx, userId);
     },
   }),

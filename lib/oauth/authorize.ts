@@ -11,7 +11,7 @@ import type { Settings } from "@/lib/store/settings";
 import { completeAuthorization } from "./authorize-complete";
 import { authorizeErrorPage } from "./authorize-pages";
 import { validateAuthorizeRequest } from "./authorize-request";
-import { AccessDenied, AccountSelectionRequired, ConsentRequired, InteractionRequired, LoginRequired, OAuthError, ServerError } from "@/lib/protocol/errors";
+import { AccessDenied, AccountSelectionRequired, ConsentRequired, InteractionRequired, UnmetAuthenticationRequirements, LoginRequired, OAuthError, ServerError } from "@/lib/protocol/errors";
 import { canonicalResponseType, readAuthorizeParams } from "./params/authorize";
 import { requestObjectResponseMode } from "./request-object-mode";
 import { deliverAuthorizationResponse, effectiveResponseMode } from "./response-modes";
@@ -86,6 +86,7 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
       hintSubject: req.hintSubject,
       subjects: req.claims?.subjects ?? null,
       acrValues: req.acrValues,
+      essentialAcr: req.claims?.acr ?? null,
       createdAt: now,
     };
     const step = nextStep(
@@ -190,6 +191,7 @@ const CLIENT_ERRORS: Record<ClientErrorCode, new (description: string) => OAuthE
   consent_required: ConsentRequired,
   access_denied: AccessDenied,
   interaction_required: InteractionRequired,
+  unmet_authentication_requirements: UnmetAuthenticationRequirements,
 };
 
 /** The policy's answer for the client as the OAuth error it is delivered as. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { USER_CLAIMS } from "./claims";
-import { AccessDenied, InvalidRequest } from "@/lib/protocol/errors";
+import { InvalidRequest, UnmetAuthenticationRequirements } from "@/lib/protocol/errors";
 import { ACR_VALUES } from "@/lib/protocol/vocabulary";
 
 /**
@@ -52,7 +52,8 @@ const known = (m: Member) => Object.keys(m ?? {}).filter((name) => KNOWN.has(nam
  * Parses and checks the parameter. Malformed JSON or a wrong shape is `invalid_request`; so is a
  * `userinfo` member with a response type that issues no access token (Core 5.5). An essential
  * `acr` with values none of which Torii has cannot be met, which Core 5.5.1.1 says to treat as a
- * failed authentication: `access_denied`; with values Torii has, the sign-in policy meets them.
+ * failed authentication: `unmet_authentication_requirements` (the errata's code for exactly this);
+ * with values Torii has, the sign-in policy meets them or answers the same.
  */
 export function parseClaimsParameter(value: string, opts: { issuesAccessToken: boolean }): ClaimsRequest {
   if (value.length > CLAIMS_PARAMETER_MAX_LENGTH) throw new InvalidRequest(`The claims parameter is longer than ${CLAIMS_PARAMETER_MAX_LENGTH} characters.`);
@@ -76,7 +77,7 @@ export function parseClaimsParameter(value: string, opts: { issuesAccessToken: b
   if (acr?.essential && (acr.value !== undefined || acr.values !== undefined)) {
     const listed = [...(acr.value !== undefined ? [acr.value] : []), ...(acr.values ?? [])];
     acrValues = listed.filter((v): v is string => typeof v === "string" && ACR_VALUES.includes(v));
-    if (!acrValues.length) throw new AccessDenied("The requested authentication context class (acr) cannot be met.");
+    if (!acrValues.length) throw new UnmetAuthenticationRequirements("The requested authentication context class (acr) cannot be met.");
   }
   return { idToken: known(id_token), userinfo: known(userinfo), subjects: subjectsOf([id_token?.sub, userinfo?.sub]), acr: acrValues };
 }

@@ -37,6 +37,11 @@ export const InteractionRequired = define("interaction_required");
 export const AccessDenied = define("access_denied");
 export const AccountSelectionRequired = define("account_selection_required");
 export const ConsentRequired = define("consent_required");
+/**
+ * OpenID Connect Core errata ("OpenID Connect Core Error Code unmet_authentication_requirements"):
+ * the provider cannot authenticate the user as the client requires, e.g. an essential `acr`.
+ */
+export const UnmetAuthenticationRequirements = define("unmet_authentication_requirements");
 export const RequestNotSupported = define("request_not_supported");
 export const RequestUriNotSupported = define("request_uri_not_supported");
 export const InvalidTarget = define("invalid_target");

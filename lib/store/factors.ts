@@ -18,12 +18,14 @@ const secretAad = (factorId: string) => `totp-secret:${factorId}`;
 const recoveryHash = (masterKey: Buffer, code: string) => hmac(masterKey, `recovery-code:${code}`);
 
 /** The user's confirmed factors, oldest first (pending enrolments are not factors yet). */
-export async function listFactors(db: Executor, userId: string): Promise<Factor[]> {
-  return db
+export async function listFactors(db: Executor, userId: string, opts: { forUpdate?: boolean } = {}): Promise<Factor[]> {
+  const q = db
     .select()
     .from(userFactors)
     .where(and(eq(userFactors.userId, userId), isNotNull(userFactors.confirmedAt)))
     .orderBy(asc(userFactors.createdAt), asc(userFactors.id));
+  // In a transaction that changes them: other transactions wait until it commits.
+  return opts.forUpdate ? q.for("update") : q;
 }
 
 export async function getFactor(db: Executor, userId: string, factorId: string): Promise<Factor | undefined> {

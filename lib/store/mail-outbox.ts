@@ -36,6 +36,20 @@ export async function claimDueMails(db: Executor, now: Date, limit = 10, leaseSe
     .returning();
 }
 
+/**
+ * Leases one mail if it is due, like `claimDueMails`: the caller that gets it back is the only
+ * one sending it (the console's test mail, sent at once, is not also sent by the delivery pass
+ * that runs at the same moment, nor twice by two calls).
+ */
+export async function claimMail(db: Executor, id: string, now: Date, leaseSeconds = 120): Promise<OutboxMail | undefined> {
+  const [row] = await db
+    .update(mailOutbox)
+    .set({ nextAttemptAt: new Date(now.getTime() + leaseSeconds * 1000), attempts: sql`${mailOutbox.attempts} + 1` })
+    .where(and(eq(mailOutbox.id, id), inArray(mailOutbox.state, ["queued", "failed"]), lte(mailOutbox.nextAttemptAt, now)))
+    .returning();
+  return row;
+}
+
 export async function markMailSent(db: Executor, id: string, now: Date): Promise<void> {
   await db.update(mailOutbox).set({ state: "sent", sentAt: now, nextAttemptAt: null, lastError: null }).where(eq(mailOutbox.id, id));
 }

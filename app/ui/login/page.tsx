@@ -8,6 +8,7 @@ import { loginPasskeyPrompt } from "@torii/core/login/passkey-handlers";
 import { PasskeyForm } from "@/app/ui/components/passkey-form";
 import { loadFlow } from "./flow";
 import { FlowExpired } from "./flow-expired";
+import { lockoutMessage } from "./lockout-message";
 
 export const dynamic = "force-dynamic";
 
@@ -20,6 +21,8 @@ export default async function LoginNamePage({ searchParams }: { searchParams: Pr
   let error: string | null = null;
   if (req.formError === "loginNameRequired") error = t("errors.loginNameRequired");
   else if (req.formError === "passkeyFailed") error = t("errors.passkeyFailed");
+  // A passkey of an account that is locked for this browser, or tried too often from here.
+  else if (req.formError === "throttled" || req.formError === "accountLocked") error = lockoutMessage(t, req.formError, req.formValues);
   // The sign-in policy refused another account than the one the application asked for.
   else if (req.formError === "wrongAccount") {
     error = t("errors.wrongAccount", { signedInAs: req.formValues?.signedInAs ?? "", client: flow.client.name, loginName: value });
