@@ -82,7 +82,7 @@ const CASES: Case[] = [
   { name: "claims not JSON", params: { ...code, claims: "{userinfo" }, error: "invalid_request" },
   { name: "claims of the wrong shape", params: { ...idTokenToken, claims: '{"id_token": ["email"]}' }, error: "invalid_request" },
   { name: "userinfo claims without an access token", params: { ...idToken, claims: '{"userinfo": {"name": null}}' }, error: "invalid_request" },
-  { name: "essential acr that cannot be met", params: { ...code, claims: '{"id_token": {"acr": {"essential": true, "value": "urn:x"}}}' }, error: "access_denied" },
+  { name: "essential acr that cannot be met", params: { ...code, claims: '{"id_token": {"acr": {"essential": true, "value": "urn:x"}}}' }, error: "unmet_authentication_requirements" },
   { name: "prompt=none without a session", params: { ...code, prompt: "none" }, error: "login_required" },
   { name: "prompt=none without a session (implicit)", params: { ...idToken, prompt: "none" }, error: "login_required" },
   // The login hint picks alice's session, whose sign-in is older than max_age allows.
