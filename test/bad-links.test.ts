@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertUser } from "@/lib/store/users";
 import { startTestInstance, type TestInstance } from "./harness";
-import { Browser, makeClient, REDIRECT } from "./authorize-support";
+import { authRequestOf, Browser, makeClient, REDIRECT } from "./authorize-support";
 import { CHALLENGE } from "./token-support";
 import { FakeClock } from "./fakes/fake-clock";
 
@@ -153,5 +153,53 @@ describe("email verification links that no longer work", () => {
     expect(await verified(u.id)).toBe(false);
     expect(await auditActions(u.id)).not.toContain("user.email_verified");
     expect((await submitVerify(token)).headers.get("location")).toBe("/ui/login/verify?result=verified");
+  });
+});
+
+describe("email verification codes that no longer work", () => {
+  const codeIn = (text: string) => /: (\d{6})/.exec(text)![1]!;
+  const verified = async (userId: string) => (await json(await t.api(`/management/v1/users/${userId}`))).emailVerified as boolean;
+
+  /** A sign-in that stops at the code page (verification required), in a fresh browser. */
+  async function atCodePage(username: string) {
+    const b = new Browser(t);
+    const start = await b.authorize({ client_id: clientId, redirect_uri: REDIRECT, response_type: "code", scope: "openid email", code_challenge: CHALLENGE, code_challenge_method: "S256" });
+    const flow = authRequestOf(start);
+    expect((await b.signIn(start, username, PASSWORD)).headers.get("location")).toBe(`/ui/login/verify-email?authRequest=${encodeURIComponent(flow)}`);
+    const enter = async (code: string) => (await b.post("verify-email", flow, { action: "verify", code })).headers.get("location");
+    return { b, flow, enter, refused: `/ui/login/verify-email?authRequest=${encodeURIComponent(flow)}`, done: `/oauth/v2/authorize/callback?id=${encodeURIComponent(flow)}` };
+  }
+
+  it("expired (yesterday's), made up, or an earlier address's: refused at the code page, the address stays unverified", async () => {
+    expect((await t.api("/management/v1/settings", { method: "PUT", json: { emailVerification: "required" } })).status).toBe(200);
+    try {
+      const u = await user("code-user", false);
+      expect((await t.api(`/management/v1/users/${u.id}/email-verification`, { method: "POST" })).status).toBe(200);
+      const old = codeIn(await lastMailText(u.email!));
+      clock.advanceSeconds(86_400 + 1);
+
+      const day2 = await atCodePage(u.username);
+      expect(await day2.enter(old)).toBe(day2.refused);
+      expect(await day2.enter(old === "123456" ? "654321" : "123456")).toBe(day2.refused);
+      expect(await verified(u.id)).toBe(false);
+      expect(await auditActions(u.id)).not.toContain("user.email_verified");
+      // A new code from the same page works.
+      expect(await day2.b.post("verify-email", day2.flow, { action: "resend" }).then((r) => r.headers.get("location"))).toBe(day2.refused);
+      const fresh = codeIn(await lastMailText(u.email!));
+      expect(await day2.enter(fresh)).toBe(day2.done);
+      expect(await verified(u.id)).toBe(true);
+
+      // The address changes: the code that confirmed the old one does not confirm the new one.
+      const changed = `${u.username}.new@mail.example`;
+      expect((await t.api(`/management/v1/users/${u.id}`, { method: "PATCH", json: { email: changed } })).status).toBe(200);
+      expect(await verified(u.id)).toBe(false);
+      const again = await atCodePage(u.username);
+      expect(await again.enter(fresh)).toBe(again.refused);
+      expect(await verified(u.id)).toBe(false);
+      expect(await again.enter(codeIn(await lastMailText(changed)))).toBe(again.done);
+      expect((await auditActions(u.id)).filter((a) => a === "user.email_verified")).toHaveLength(2);
+    } finally {
+      await t.api("/management/v1/settings", { method: "PUT", json: { emailVerification: "optional" } });
+    }
   });
 });
