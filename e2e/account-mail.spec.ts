@@ -155,3 +155,31 @@ test("registration with verification required: the code from the mail finishes t
     await ctx.close();
   }
 });
+
+test("a made-up or altered reset or confirmation link shows a clear page in the user's language and changes nothing", async ({ browser }) => {
+  const ctx = await browser.newContext({ locale: "de" });
+  const page = await ctx.newPage();
+  try {
+    const name = uniqueName("forged");
+    const email = `${name.replace(/[^a-z0-9]/gi, "")}@example.com`;
+    const user = await createUser(name, PASSWORD, { locale: "de" });
+    for (const path of ["/ui/login/reset?token=forged", "/ui/login/reset?token=", "/ui/login/verify?token=forged"]) {
+      await page.goto(path);
+      await expect(page.getByRole("heading", { level: 1 })).toHaveText("Dieser Link gilt nicht mehr");
+      await expect(page.locator("form")).toHaveCount(0);
+    }
+    await expect(page.getByText("Der Link wurde schon benutzt, ist abgelaufen oder unvollständig.")).toBeVisible();
+    // A real link altered by one character is just as dead; the password still signs in.
+    expect((await adminApi(`/users/${user.id}/password-reset`, { method: "POST" })).status).toBe(200);
+    const mail = await sink.waitFor((m) => m.to.includes(email));
+    const link = /https?:\/\/\S+\/ui\/login\/reset\?token=[A-Za-z0-9_%-]+/.exec(mail.text)![0];
+    await page.goto(link.slice(0, -1) + (link.endsWith("A") ? "B" : "A"));
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Dieser Link gilt nicht mehr");
+    await page.goto(rp.authorizeUrl({}));
+    await signIn(page, name);
+    await page.waitForURL(rp.redirectUri + "**");
+    expect(callbackParams(page.url()).code).toBeTruthy();
+  } finally {
+    await ctx.close();
+  }
+});

@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { parseConfig, type Config } from "@/lib/config";
 import { randomToken } from "@/lib/crypto";
+import type { Clock } from "@/lib/clock";
 import { createTorii, type Engine } from "@/lib/engine";
 import { serverLimits, toriiRequestListener } from "@/lib/server/create-server";
 import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, type ServerLimits } from "@/lib/server/limits";
@@ -58,6 +59,8 @@ export type TestOptions = {
   nextRoutes?: boolean;
   /** Server timeouts and connection cap other than the production ones. */
   limits?: Partial<ServerLimits>;
+  /** The engine's clock (test/fakes/fake-clock.ts moves time without sleeping); default the system's. */
+  clock?: Clock;
 };
 
 export async function startTestInstance(env: Record<string, string> = {}, options: TestOptions = {}): Promise<TestInstance> {
@@ -82,7 +85,7 @@ export async function startTestInstance(env: Record<string, string> = {}, option
     }),
     inMemory: !database,
   };
-  const inst = await createTorii(config);
+  const inst = await createTorii(config, { clock: options.clock });
   applyServerLimits(listener, { ...serverLimits(config), ...options.limits });
   handler = toriiRequestListener(inst, options.nextRoutes ? nextRoutesStandIn(inst, new URL(config.issuer).origin) : undefined);
 

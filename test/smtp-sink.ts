@@ -34,9 +34,19 @@ function decodeSubject(raw: string): string {
  * A real SMTP server in the test process (no TLS, any credentials accepted and recorded): what
  * Torii delivers lands in `mails`.
  */
-export async function startSmtpSink(): Promise<{ port: number; mails: ReceivedMail[]; logins: { user: string; pass: string }[]; waitFor(pred: (m: ReceivedMail) => boolean, ms?: number): Promise<ReceivedMail>; close(): Promise<void> }> {
+export async function startSmtpSink(): Promise<{
+  port: number;
+  mails: ReceivedMail[];
+  logins: { user: string; pass: string }[];
+  waitFor(pred: (m: ReceivedMail) => boolean, ms?: number): Promise<ReceivedMail>;
+  /** Answers the next `count` messages with a temporary failure (451 and `reply`) instead of taking them. */
+  refuseNext(count: number, reply?: string): void;
+  close(): Promise<void>;
+}> {
   const mails: ReceivedMail[] = [];
   const logins: { user: string; pass: string }[] = [];
+  let refusals = 0;
+  let refusal = "Try again later";
   const server = new SMTPServer({
     secure: false,
     disabledCommands: ["STARTTLS"],
@@ -45,6 +55,14 @@ export async function startSmtpSink(): Promise<{ port: number; mails: ReceivedMa
     onAuth(auth, _session, cb) {
       logins.push({ user: auth.username ?? "", pass: auth.password ?? "" });
       cb(null, { user: auth.username });
+    },
+    onMailFrom(_address, _session, cb) {
+      if (refusals > 0) {
+        refusals--;
+        cb(Object.assign(new Error(refusal), { responseCode: 451 }));
+        return;
+      }
+      cb();
     },
     onData(stream, session, cb) {
       const chunks: Buffer[] = [];
@@ -76,6 +94,10 @@ export async function startSmtpSink(): Promise<{ port: number; mails: ReceivedMa
         if (Date.now() > until) throw new Error(`no such mail within ${ms} ms (received ${mails.length})`);
         await new Promise((r) => setTimeout(r, 50));
       }
+    },
+    refuseNext(count, reply = "Try again later") {
+      refusals = count;
+      refusal = reply;
     },
     close: () =>
       new Promise<void>((r) => {

@@ -28,9 +28,13 @@ export class Mailer {
 
   constructor(private readonly scope: Scope) {}
 
-  /** The mail server now in force (cached until the settings change). */
+  /**
+   * The mail server now in force, cached while what it is made of stays the same. Keyed by the
+   * SMTP settings themselves, not by the settings' time of change: two changes within one
+   * millisecond (or one clock tick) must not keep the old server.
+   */
   mailServer(settings: Settings): MailServer | null {
-    const key = `${settings.updatedAt.getTime()}`;
+    const key = JSON.stringify([settings.smtp, settings.primaryDomain]);
     if (this.server?.key !== key) {
       this.server?.server?.transport.close();
       this.server = { key, server: mailServerOf(this.scope.config, settings.smtp, this.scope.masterKey, `no-reply@${settings.primaryDomain}`) };

@@ -32,6 +32,9 @@ export const invalidFields = (fields: FieldError[]) =>
   new ApiError(400, "invalid_request", "The request has invalid fields.", fields);
 export const notFound = (what = "resource") => new ApiError(404, "not_found", `No such ${what}.`);
 export const conflict = (message: string, fields?: FieldError[]) => new ApiError(409, "conflict", message, fields);
+/** 429 with `Retry-After` (RFC 9110 §10.2.3), in whole seconds. */
+export const tooManyRequests = (message: string, retryAfterSeconds: number, fields?: FieldError[]) =>
+  new ApiError(429, "too_many_requests", message, fields, { "Retry-After": String(retryAfterSeconds) });
 
 export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(status === 204 ? null : JSON.stringify(body), {

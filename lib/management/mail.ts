@@ -3,13 +3,14 @@ import { z } from "zod";
 import type { OutboxMail } from "@/lib/store/mail-outbox";
 import { enqueueMail, getOutboxMail, listOutbox } from "@/lib/store/mail-outbox";
 import { recordAudit } from "@/lib/store/audit";
+import { claimCooldown } from "@/lib/store/rate-limit";
 import { mutateSettings, readSettings, writeSettings, type Settings } from "@/lib/store/settings";
 import { getUser } from "@/lib/store/users";
 import { sealSmtpPassword } from "@/lib/mail/transport";
 import { sendPasswordReset } from "@/lib/login/password-reset";
 import { sendEmailVerification } from "@/lib/login/email-verification";
 import { accountPolicyOf } from "@/lib/login/account-policy";
-import { conflict, invalidFields, notFound } from "./http";
+import { conflict, invalidFields, notFound, tooManyRequests } from "./http";
 import { named, route } from "./route";
 
 /**
@@ -18,6 +19,13 @@ import { named, route } from "./route";
  */
 
 const email = z.email().max(320);
+
+/**
+ * Seconds between two test mails of the instance. A double click, or two administrators pressing
+ * the button together, sends one mail and answers the other 429 with Retry-After, rather than
+ * sending twice (or making the mail server think it is being flooded).
+ */
+export const SMTP_TEST_COOLDOWN_SECONDS = 10;
 
 const SmtpView = named(
   "SmtpSettings",
@@ -157,14 +165,21 @@ export const mailRoutes = [
     method: "POST",
     path: "/settings/smtp/test",
     operationId: "sendTestMail",
-    summary: "Send a test mail now and answer how it went (state sent, or failed with the server's error).",
+    summary: `Send a test mail now and answer how it went (state sent, or failed with the server's error). One per ${SMTP_TEST_COOLDOWN_SECONDS} seconds: another call before then is answered 429 with Retry-After and sends nothing.`,
     tag: "mail",
     body: SmtpTest,
     success: { status: 200, description: "The test mail as the outbox has it.", schema: MailView },
-    errors: [409],
+    errors: [409, 429],
     async handler(ctx, body) {
       const settings = (await readSettings(ctx.db))!;
       if (!ctx.inst.mail.mailServer(settings)) throw conflict("No mail server is configured.", [{ path: "", code: "smtp_not_configured", message: "Set the mail server first." }]);
+      const cooldown = await claimCooldown(ctx.db, "smtp-test", SMTP_TEST_COOLDOWN_SECONDS, dateOf(ctx.inst.clock));
+      if (!cooldown.allowed) {
+        const seconds = cooldown.retryAfterSeconds;
+        throw tooManyRequests("A test mail was sent a moment ago; try again shortly.", seconds, [
+          { path: "", code: "smtp_test_too_soon", message: `A test mail was sent a moment ago; try again in ${seconds} seconds.`, params: { seconds } },
+        ]);
+      }
       const { mail } = await ctx.inst.mail.compose("smtpTest", { address: body.to, locale: settings.defaultLocale }, {});
       const row = await enqueueMail(ctx.db, mail, "queued", dateOf(ctx.inst.clock));
       await recordAudit(ctx.db, ctx.actor, { action: "settings.smtp_tested", targetType: "instance", details: { mailId: row.id } });

@@ -27,6 +27,7 @@ const ERRORS: Record<number, string> = {
   403: "The token's user is not an administrator.",
   404: "No such resource.",
   409: "Conflicts with an existing resource.",
+  429: "Too many requests; `Retry-After` says in how many seconds to try again.",
 };
 
 /** JSON Schema 2020-12 (the dialect of OpenAPI 3.1) from the very zod schema that validates. */

@@ -43,7 +43,7 @@ type RouteDef<
   query?: Q;
   success: { status: 200 | 201 | 204; description: string; schema?: S };
   /** Error statuses besides 400/401/403 that this route can answer, for the OpenAPI document. */
-  errors?: (404 | 409)[];
+  errors?: (404 | 409 | 429)[];
   handler: (ctx: Ctx, body: Out<B>, query: Out<Q>) => Promise<Result<S>>;
 };
 

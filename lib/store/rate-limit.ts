@@ -38,3 +38,26 @@ export async function hitRateLimit(
     retryAfterSeconds: Math.max(1, Math.ceil((expiresAt.getTime() - now.getTime()) / 1000)),
   };
 }
+
+/**
+ * A cooldown: the first caller for `key` gets it for `seconds` (allowed), every other caller
+ * until then is refused with the seconds left. One conditional upsert, so that two callers at the
+ * same moment (on any instance) cannot both get it: PostgreSQL locks the row for the second one,
+ * which then sees the first one's expiry. Unlike `hitRateLimit`'s fixed windows, the period
+ * starts at the allowed call, so no window boundary lets two calls through a moment apart.
+ */
+export async function claimCooldown(db: Executor, key: string, seconds: number, now: Date): Promise<RateLimitResult> {
+  const expiresAt = new Date(now.getTime() + seconds * 1000);
+  const claimed = resultRows<{ count: number }>(
+    await db.execute(sql`
+      INSERT INTO rate_limit_counters (key, window_start, count, expires_at)
+      VALUES (${key}, ${now.toISOString()}, 1, ${expiresAt.toISOString()})
+      ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, count = 1, expires_at = excluded.expires_at
+      WHERE rate_limit_counters.expires_at <= excluded.window_start
+      RETURNING count`),
+  );
+  if (claimed.length) return { allowed: true, count: 1, limit: 1, retryAfterSeconds: 0 };
+  const held = resultRows<{ expires_at: string | Date }>(await db.execute(sql`SELECT expires_at FROM rate_limit_counters WHERE key = ${key}`))[0];
+  const until = held ? new Date(held.expires_at).getTime() : expiresAt.getTime();
+  return { allowed: false, count: 2, limit: 1, retryAfterSeconds: Math.max(1, Math.ceil((until - now.getTime()) / 1000)) };
+}
