@@ -623,7 +623,7 @@ test("APIs: assign a role to several users at once by login name, see who holds 
   await holders.getByRole("radio", { name: "Editor" }).check();
   await holders.getByLabel("Login names").fill(`${first}\n\n${second.toUpperCase()}\nnobody-${first}`);
   await holders.getByRole("button", { name: "Assign role" }).click();
-  await expect(holders.getByRole("status")).toHaveText("2 users hold the role now.");
+  await expect(holders.getByRole("status")).toHaveText("2 users hold the role editor now.");
   await expect(holders.locator("#usernames-error")).toHaveText(`No user has this login name: nobody-${first}.`);
 
   const editors = holders.locator("#role-editor");
@@ -631,6 +631,7 @@ test("APIs: assign a role to several users at once by login name, see who holds 
   await expect(editors.getByRole("link", { name: first })).toBeVisible();
   await expect(editors.getByRole("link", { name: second })).toBeVisible();
   await expect(holders.locator("#role-viewer")).toContainText("Nobody holds this role.");
+  await holders.screenshot({ path: `${SHOTS}/console-api-holders.png` });
   expect(await (await adminApi(`/users/${one.id}/roles`)).json()).toEqual({ [identifier]: ["editor"] });
 
   // Its row goes at once, and stays gone.

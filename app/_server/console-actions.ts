@@ -190,7 +190,7 @@ export async function assignRoleInBulk(prev: ActionState, form: FormData): Promi
     const fields: Record<string, string> = missing.length ? { usernames: t("apis.holdersNotFound", { names: missing.join(", "), count: missing.length }) } : {};
     return {
       ok: true,
-      message: t("apis.holdersAssigned", { count: assigned }),
+      message: t("apis.holdersAssigned", { count: assigned, role: params.roleKey }),
       fields,
       values: {},
     };
