@@ -608,6 +608,43 @@ test("APIs: describe an API with scopes and roles, let an application use it, gi
   await context.close();
 });
 
+test("APIs: assign a role to several users at once by login name, see who holds it, remove one", async ({ browser }) => {
+  const { context, page } = await consoleSession(browser, admin.name);
+  const identifier = `https://api.example.com/${uniqueName("bulk-").toLowerCase().replace(/[^a-z0-9-]/g, "")}`;
+  const api = await (await adminApi("/apis", { json: { identifier, name: "Bulk roles", roles: [{ key: "viewer", name: "Viewer" }, { key: "editor", name: "Editor" }] } })).json();
+  const first = uniqueName("ann");
+  const second = uniqueName("ben");
+  const one = await createUser(first, PASSWORD);
+  await createUser(second, PASSWORD);
+
+  await page.goto(`${CONSOLE}/apis/${api.apiId}`);
+  const holders = page.locator("#section-holders");
+  await expect(holders.locator("#role-editor")).toContainText("Nobody holds this role.");
+  await holders.getByRole("radio", { name: "Editor" }).check();
+  await holders.getByLabel("Login names").fill(`${first}\n\n${second.toUpperCase()}\nnobody-${first}`);
+  await holders.getByRole("button", { name: "Assign role" }).click();
+  await expect(holders.getByRole("status")).toHaveText("2 users hold the role editor now.");
+  await expect(holders.locator("#usernames-error")).toHaveText(`No user has this login name: nobody-${first}.`);
+
+  const editors = holders.locator("#role-editor");
+  await expect(editors.getByRole("row")).toHaveCount(3);
+  await expect(editors.getByRole("link", { name: first })).toBeVisible();
+  await expect(editors.getByRole("link", { name: second })).toBeVisible();
+  await expect(holders.locator("#role-viewer")).toContainText("Nobody holds this role.");
+  await holders.screenshot({ path: `${SHOTS}/console-api-holders.png` });
+  expect(await (await adminApi(`/users/${one.id}/roles`)).json()).toEqual({ [identifier]: ["editor"] });
+
+  // Its row goes at once, and stays gone.
+  await editors.getByRole("row", { name: first }).getByRole("button", { name: "Remove" }).click();
+  await expect(editors.getByRole("row")).toHaveCount(2);
+  await page.reload();
+  await expect(editors.getByRole("row")).toHaveCount(2);
+  await expect(editors.getByRole("link", { name: second })).toBeVisible();
+  expect(await (await adminApi(`/users/${one.id}/roles`)).json()).toEqual({});
+  await adminApi(`/apis/${api.apiId}`, { method: "DELETE" });
+  await context.close();
+});
+
 test("mail: set the mail server, send a test mail, read it in the outbox; a user's reset mail", async ({ browser }) => {
   const sink = await startSmtpSink();
   const { context, page } = await consoleSession(browser, admin.name);

@@ -161,6 +161,54 @@ describe("API resources in the management API", () => {
     expect(await json(await t.api(`/management/v1/users/${user.id}/roles`))).toEqual({ [ORDERS]: ["admin", "viewer"] });
   });
 
+  it("lists a role's holders page by page (users by login name, then clients) and assigns by login name", async () => {
+    const api = await createApi({ identifier: "https://api.example/paged", name: "Paged", roles: [{ key: "ops", name: "Ops" }] });
+    const holders = `/management/v1/apis/${api.apiId}/roles/ops/holders`;
+    const empty = await t.api(holders);
+    expect(empty.status).toBe(200);
+    expect(await json(empty)).toEqual({ holders: [], total: 0, limit: 50, offset: 0 });
+
+    const carol = await makeUser(t, { username: "Carol-Paged" });
+    const alice = await makeUser(t, { username: "alice-paged" });
+    const bob = await makeUser(t, { username: "bob-paged" });
+    const { client } = await makeClient(t, { name: "Batch job" });
+    // Login names are case-insensitive; a name given twice counts once.
+    const byName = await t.api(holders, { method: "POST", json: { usernames: ["ALICE-PAGED", "bob-paged", "carol-paged", "bob-paged"], clientIds: [client.id] } });
+    expect(byName.status).toBe(200);
+    expect((await json(byName)).userIds).toEqual([alice.id, bob.id, carol.id].sort());
+
+    const first = await json(await t.api(`${holders}?limit=2`));
+    expect(first).toEqual({
+      holders: [
+        { kind: "user", id: alice.id, name: "alice-paged" },
+        { kind: "user", id: bob.id, name: "bob-paged" },
+      ],
+      total: 4,
+      limit: 2,
+      offset: 0,
+    });
+    const second = await json(await t.api(`${holders}?limit=2&offset=2`));
+    expect(second.holders).toEqual([
+      { kind: "user", id: carol.id, name: "Carol-Paged" },
+      { kind: "client", id: client.id, name: "Batch job" },
+    ]);
+    expect((await json(await t.api(`${holders}?offset=4`))).holders).toEqual([]);
+
+    for (const bad of ["limit=0", "limit=201", "limit=ten", "offset=-1"]) {
+      const res = await t.api(`${holders}?${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect((await json(res)).fields[0].path, bad).toBe(bad.split("=")[0]);
+    }
+
+    // An unknown login name changes nothing and names the line it was on.
+    const unknown = await t.api(holders, { method: "DELETE", json: { usernames: ["alice-paged", "nobody-here"] } });
+    expect(unknown.status).toBe(400);
+    expect((await json(unknown)).fields).toEqual([expect.objectContaining({ path: "usernames.1", code: "username_unknown" })]);
+    expect((await json(await t.api(holders))).total).toBe(4);
+    const removed = await t.api(holders, { method: "DELETE", json: { usernames: ["alice-paged"] } });
+    expect((await json(removed)).userIds).toEqual([bob.id, carol.id].sort());
+  });
+
   it("a role the API no longer defines is taken from everyone who held it", async () => {
     const api = await createApi({ identifier: "https://api.example/temp", name: "Temp", roles: [{ key: "a", name: "A" }, { key: "b", name: "B" }] });
     const user = await makeUser(t);

@@ -167,6 +167,47 @@ export async function deleteApiResource(prev: ActionState, form: FormData): Prom
   return out;
 }
 
+/**
+ * One role to several users at once, by login name (one per line). Names that name no user are
+ * listed back and the others still get the role: a second call without the unknown names, since
+ * the API changes nothing while any name is unknown.
+ */
+export async function assignRoleInBulk(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const params = { apiId: id(f, "apiId"), roleKey: id(f, "roleKey") };
+    const usernames = [...new Set(formText(f, "usernames").split(/\r?\n/).map((l) => l.trim()).filter(Boolean))];
+    if (!usernames.length) return { ok: false, message: t("common.fixFields"), fields: { usernames: t("apis.holdersNone") } };
+    let r = await call(admin.user, "assignRole", { params, body: { usernames } });
+    let missing: string[] = [];
+    if (!r.ok && r.fields.length && r.fields.every((p) => p.code === "username_unknown")) {
+      missing = r.fields.map((p) => usernames[Number(p.path.split(".")[1])]!);
+      const known = usernames.filter((n) => !missing.includes(n));
+      if (!known.length) return { ok: false, message: t("common.fixFields"), fields: { usernames: t("apis.holdersNotFound", { names: missing.join(", "), count: missing.length }) } };
+      r = await call(admin.user, "assignRole", { params, body: { usernames: known } });
+    }
+    if (!r.ok) return failure(r, ["usernames"], t);
+    const assigned = usernames.length - missing.length;
+    const fields: Record<string, string> = missing.length ? { usernames: t("apis.holdersNotFound", { names: missing.join(", "), count: missing.length }) } : {};
+    return {
+      ok: true,
+      message: t("apis.holdersAssigned", { count: assigned, role: params.roleKey }),
+      fields,
+      values: {},
+    };
+  })(prev, form);
+}
+
+/** Takes one role from one user or client (the remove button in a role's holder list: its row goes, which is the answer). */
+export async function removeRoleHolder(prev: ActionState, form: FormData): Promise<ActionState> {
+  return guarded(async (admin, f, t) => {
+    const holder = id(f, "holderId");
+    const body = id(f, "kind") === "client" ? { clientIds: [holder] } : { userIds: [holder] };
+    const r = await call(admin.user, "unassignRole", { params: { apiId: id(f, "apiId"), roleKey: id(f, "roleKey") }, body });
+    if (!r.ok) return failure(r, [], t);
+    return { ok: true };
+  })(prev, form);
+}
+
 /** The roles of a user or client at the APIs the form showed (ApiRolesForm). */
 export async function setApiRoles(prev: ActionState, form: FormData): Promise<ActionState> {
   return guarded(async (admin, f, t) => {

@@ -1,8 +1,8 @@
 import { dateOf } from "@/lib/clock";
 import { z } from "zod";
-import { API_CHANGED, assignRole, deleteApi, insertApi, listApis, readApi, roleHolders, rolesOf, rotateApiSecret, setRoles, unassignRole, updateApi, type Api } from "@/lib/store/apis";
+import { API_CHANGED, assignRole, deleteApi, insertApi, listApis, readApi, roleHolderPage, roleHolders, rolesOf, rotateApiSecret, setRoles, unassignRole, updateApi, type Api } from "@/lib/store/apis";
 import { listClientIds } from "@/lib/store/clients";
-import { listUserIds } from "@/lib/store/users";
+import { listUserIds, userIdsByUsername } from "@/lib/store/users";
 import { recordAudit } from "@/lib/store/audit";
 import { clientChanged, readClient } from "@/lib/store/clients";
 import { mutate } from "@/lib/store/invalidation";
@@ -132,6 +132,37 @@ const RoleHolders = named(
     clientIds: z.array(z.string()).max(1000).default([]),
   }),
 );
+const RoleHolderChange = named(
+  "RoleHolderChange",
+  z.strictObject({
+    userIds: z.array(z.string()).max(1000).default([]),
+    usernames: z
+      .array(z.string().trim().min(1).max(200))
+      .max(1000)
+      .default([])
+      .describe("Users by login name (case-insensitive), e.g. from a list an administrator pasted."),
+    clientIds: z.array(z.string()).max(1000).default([]),
+  }),
+);
+const RoleHolderQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+const RoleHolderPage = named(
+  "RoleHolderPage",
+  z.object({
+    holders: z.array(
+      z.object({
+        kind: z.enum(["user", "client"]),
+        id: z.string(),
+        name: z.string().describe("The user's login name or the client's name."),
+      }),
+    ),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  }),
+);
 
 /** `{[apiIdentifier]: roleKeys[]}`, as users and clients carry roles. */
 export const RoleMap = named("RoleMap", z.record(z.string(), z.array(z.string()).max(100)));
@@ -165,15 +196,24 @@ async function loadRole(ctx: Ctx): Promise<{ api: Api; roleKey: string }> {
   return { api, roleKey };
 }
 
-/** Every id must name an existing user or client: unknown ones are field errors (`user_unknown`, `client_unknown`). */
-async function checkHolderIds(ctx: Ctx, body: { userIds: string[]; clientIds: string[] }): Promise<void> {
+/**
+ * Every id must name an existing user or client and every login name a user: unknown ones are
+ * field errors (`user_unknown`, `username_unknown`, `client_unknown`) and nothing changes.
+ * Returns the holders by id, login names resolved.
+ */
+async function checkHolders(ctx: Ctx, body: z.infer<typeof RoleHolderChange>): Promise<{ userIds: string[]; clientIds: string[] }> {
   const users = new Set(await listUserIds(ctx.db, body.userIds));
+  const byName = await userIdsByUsername(ctx.db, body.usernames);
   const clients = new Set(await listClientIds(ctx.db, body.clientIds));
   const problems: FieldError[] = [
     ...body.userIds.flatMap((id, i) => (users.has(id) ? [] : [{ path: `userIds.${i}`, code: "user_unknown", message: `No user has the id ${id}.` }])),
+    ...body.usernames.flatMap((name, i) =>
+      byName.has(name) ? [] : [{ path: `usernames.${i}`, code: "username_unknown", message: `No user has the login name ${name}.`, params: { username: name } }],
+    ),
     ...body.clientIds.flatMap((id, i) => (clients.has(id) ? [] : [{ path: `clientIds.${i}`, code: "client_unknown", message: `No client has the id ${id}.` }])),
   ];
   if (problems.length) throw invalidFields(problems);
+  return { userIds: [...new Set([...body.userIds, ...byName.values()])], clientIds: [...new Set(body.clientIds)] };
 }
 
 /**
@@ -315,13 +355,15 @@ export const apiRoutes = [
     method: "GET",
     path: "/apis/{apiId}/roles/{roleKey}/holders",
     operationId: "getRoleHolders",
-    summary: "The users and clients that hold one role of the API.",
+    summary: "The users and clients that hold one role of the API, paged: users by login name, then clients by name.",
     tag: "apis",
-    success: { status: 200, description: "User and client ids.", schema: RoleHolders },
+    query: RoleHolderQuery,
+    success: { status: 200, description: "One page of holders.", schema: RoleHolderPage },
     errors: [404],
-    async handler(ctx) {
+    async handler(ctx, _body, q) {
       const { api, roleKey } = await loadRole(ctx);
-      return roleHolders(ctx.db, api.id, roleKey);
+      const { holders, total } = await roleHolderPage(ctx.db, api.id, roleKey, q);
+      return { holders, total, limit: q.limit, offset: q.offset };
     },
   }),
   ...(["POST", "DELETE"] as const).map((method) =>
@@ -331,19 +373,19 @@ export const apiRoutes = [
       operationId: method === "POST" ? "assignRole" : "unassignRole",
       summary: method === "POST" ? "Give one role to many users and clients at once (those who hold it keep it)." : "Take one role from many users and clients at once.",
       tag: "apis",
-      body: RoleHolders,
-      success: { status: 200, description: "Everyone who holds the role now.", schema: RoleHolders },
+      body: RoleHolderChange,
+      success: { status: 200, description: "The ids of everyone who holds the role now.", schema: RoleHolders },
       errors: [404],
-      async handler(ctx: Ctx, body: z.infer<typeof RoleHolders>) {
+      async handler(ctx: Ctx, body: z.infer<typeof RoleHolderChange>) {
         const { api, roleKey } = await loadRole(ctx);
-        await checkHolderIds(ctx, body);
+        const who = await checkHolders(ctx, body);
         await mutate(ctx.inst, [{ cache: "accessTokens" }], async (tx) => {
-          await (method === "POST" ? assignRole : unassignRole)(tx, api.id, roleKey, body);
+          await (method === "POST" ? assignRole : unassignRole)(tx, api.id, roleKey, who);
           await recordAudit(tx, ctx.actor, {
             action: method === "POST" ? "api.role_assigned" : "api.role_unassigned",
             targetType: "api",
             targetId: api.id,
-            details: { roleKey, userIds: body.userIds, clientIds: body.clientIds },
+            details: { roleKey, userIds: who.userIds, clientIds: who.clientIds },
           });
         });
         return roleHolders(ctx.db, api.id, roleKey);

@@ -1,5 +1,6 @@
-import { and, asc, eq, inArray, notInArray, sql } from "drizzle-orm";
-import { apis, clientRoles, clients, userRoles } from "@/db/schema";
+import { and, asc, count, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { unionAll } from "drizzle-orm/pg-core";
+import { apis, clientRoles, clients, userRoles, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomId, randomToken, sha256 } from "@/lib/crypto";
 import type { Caches } from "./caches";
@@ -128,4 +129,34 @@ export async function roleHolders(db: Executor, apiId: string, roleKey: string):
   const users = await db.select({ id: userRoles.userId }).from(userRoles).where(and(eq(userRoles.apiId, apiId), eq(userRoles.roleKey, roleKey))).orderBy(asc(userRoles.userId));
   const cls = await db.select({ id: clientRoles.clientId }).from(clientRoles).where(and(eq(clientRoles.apiId, apiId), eq(clientRoles.roleKey, roleKey))).orderBy(asc(clientRoles.clientId));
   return { userIds: users.map((u) => u.id), clientIds: cls.map((c) => c.id) };
+}
+
+export type RoleHolder = { kind: "user" | "client"; id: string; name: string };
+
+/**
+ * One page of the holders of a role: users first (by login name), then clients (by name), so
+ * that a page boundary never reorders what the console lists. `total` counts both kinds.
+ */
+export async function roleHolderPage(
+  db: Executor,
+  apiId: string,
+  roleKey: string,
+  page: { limit: number; offset: number },
+): Promise<{ holders: RoleHolder[]; total: number }> {
+  const ofUsers = db
+    .select({ kind: sql<"user" | "client">`'user'::text`.as("kind"), id: sql<string>`${userRoles.userId}`.as("id"), name: sql<string>`${users.username}`.as("name"), sort: sql<string>`lower(${users.username})`.as("sort") })
+    .from(userRoles)
+    .innerJoin(users, eq(users.id, userRoles.userId))
+    .where(and(eq(userRoles.apiId, apiId), eq(userRoles.roleKey, roleKey)));
+  const ofClients = db
+    .select({ kind: sql<"user" | "client">`'client'::text`.as("kind"), id: sql<string>`${clientRoles.clientId}`.as("id"), name: sql<string>`${clients.name}`.as("name"), sort: sql<string>`lower(${clients.name})`.as("sort") })
+    .from(clientRoles)
+    .innerJoin(clients, eq(clients.id, clientRoles.clientId))
+    .where(and(eq(clientRoles.apiId, apiId), eq(clientRoles.roleKey, roleKey)));
+  // 'user' sorts after 'client': descending kind lists users first. A union sorts by its own
+  // columns only, hence the lower-cased name as a column of its own.
+  const rows = await unionAll(ofUsers, ofClients).orderBy(sql`kind desc, sort, id`).limit(page.limit).offset(page.offset);
+  const [u] = await db.select({ n: count() }).from(userRoles).where(and(eq(userRoles.apiId, apiId), eq(userRoles.roleKey, roleKey)));
+  const [c] = await db.select({ n: count() }).from(clientRoles).where(and(eq(clientRoles.apiId, apiId), eq(clientRoles.roleKey, roleKey)));
+  return { holders: rows.map(({ kind, id, name }) => ({ kind, id, name })), total: (u?.n ?? 0) + (c?.n ?? 0) };
 }

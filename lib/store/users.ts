@@ -169,6 +169,20 @@ export async function listUserIds(db: Executor, ids: readonly string[]): Promise
   return (await db.select({ id: users.id }).from(users).where(inArray(users.id, [...ids]))).map((r) => r.id);
 }
 
+/** Login name (as given) → user id, for the names that exist; login names are case-insensitive. */
+export async function userIdsByUsername(db: Executor, names: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (!names.length) return out;
+  const lower = [...new Set(names.map((n) => n.toLowerCase()))];
+  const rows = await db.select({ id: users.id, username: users.username }).from(users).where(inArray(sql`lower(${users.username})`, lower));
+  const byLower = new Map(rows.map((r) => [r.username.toLowerCase(), r.id]));
+  for (const n of names) {
+    const id = byLower.get(n.toLowerCase());
+    if (id) out.set(n, id);
+  }
+  return out;
+}
+
 /** The users with this email address (case-insensitive); addresses are not unique. */
 export async function findUsersByEmail(db: Executor, email: string): Promise<User[]> {
   return db

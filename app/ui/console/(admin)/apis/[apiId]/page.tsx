@@ -7,16 +7,25 @@ import { ApiForm } from "../../../_components/api-form";
 import { ConsoleForm, CopyButton, Hidden } from "../../../_components/form";
 import { DangerZone } from "../../../_components/danger-zone";
 import { Badge, FormatDate, PageHeader, Section } from "../../../_components/ui";
+import { RoleHolders, type HolderPage } from "../../../_components/role-holders";
 
 export const dynamic = "force-dynamic";
+const HOLDERS_PAGE = 25;
 
-export default async function ApiPage({ params }: { params: Promise<{ apiId: string }> }) {
+export default async function ApiPage({ params, searchParams }: { params: Promise<{ apiId: string }>; searchParams: Promise<Record<string, string | undefined>> }) {
   const { apiId } = await params;
+  const sp = await searchParams;
   const admin = await requireAdmin(`${CONSOLE_PATH}/apis/${encodeURIComponent(apiId)}`);
   const t = await getTranslations("console.apis");
   const api = await read(admin.user, "getApi", { params: { apiId } });
   if (!api) notFound();
   const settings = await read(admin.user, "getSettings");
+  const pages: Record<string, HolderPage> = {};
+  for (const role of api.roles) {
+    const offset = sp.role === role.key ? Math.max(0, Number.parseInt(sp.offset ?? "0", 10) || 0) : 0;
+    const page = await read(admin.user, "getRoleHolders", { params: { apiId, roleKey: role.key }, query: { limit: String(HOLDERS_PAGE), offset: String(offset) } });
+    if (page) pages[role.key] = page;
+  }
   return (
     <>
       <PageHeader
@@ -35,6 +44,11 @@ export default async function ApiPage({ params }: { params: Promise<{ apiId: str
       <Section title={t("settingsTitle")} id="settings">
         <ApiForm csrf={admin.csrf} api={api} defaultLifetime={settings!.lifetimes.accessToken} />
       </Section>
+      {api.roles.length ? (
+        <Section title={t("holdersTitle")} description={t("holdersText")} id="holders">
+          <RoleHolders csrf={admin.csrf} api={api} pages={pages} pageSize={HOLDERS_PAGE} />
+        </Section>
+      ) : null}
       <Section title={t("secretTitle")} description={t("secretText", { identifier: api.identifier })} id="secret">
         <p className="muted small">{api.hasSecret ? t("hasSecret") : t("noSecret")}</p>
         <ConsoleForm action={rotateApiResourceSecret} csrf={admin.csrf} submitLabel={api.hasSecret ? t("regenerate") : t("createSecret")} inline>
