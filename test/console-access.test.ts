@@ -293,8 +293,8 @@ describe("form conversion", () => {
       const t = translator(locale);
       for (const code of codes) {
         expect(t.has(`apiErrors.${code}`), `${locale} ${code}`).toBe(true);
-        const text = t(`apiErrors.${code}`, { minimum: 1, maximum: 2, values: "a, b", line: 3, members: "d", alg: "HS256", allowed: "RS256", unknown: "{x}", type: "image/png", origin: "https://a.example", seconds: 5 });
-        expect(text, `${locale} ${code}`).not.toMatch(/apiErrors|\{(minimum|maximum|values|line|members|alg|allowed|unknown|origin|seconds)\}/);
+        const text = t(`apiErrors.${code}`, { minimum: 1, maximum: 2, values: "a, b", line: 3, members: "d", alg: "HS256", allowed: "RS256", unknown: "{x}", type: "image/png", origin: "https://a.example", seconds: 5, username: "ann" });
+        expect(text, `${locale} ${code}`).not.toMatch(/apiErrors|\{(minimum|maximum|values|line|members|alg|allowed|unknown|origin|seconds|username)\}/);
       }
     }
     expect(translator("fr")("apiErrors.text_braces")).toBe("Les accolades { } ne sont pas équilibrées.");
