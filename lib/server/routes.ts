@@ -1,4 +1,5 @@
 import type { Engine } from "@/lib/engine";
+import { methodNotAllowed } from "@/lib/http/responses";
 import { handleHealthz, handleReadyz } from "@/lib/server/health";
 import { handleBrandingLogo, handleFavicon } from "@/lib/management/logo-endpoint";
 import { handleManagement } from "@/lib/management/router";
@@ -47,11 +48,11 @@ export const BROWSER_ROUTES: Record<string, { methods: readonly string[]; handle
 };
 
 function withMethods(methods: readonly string[], handler: WebHandler): WebHandler {
-  const allow = [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
+  const allowed = [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"];
   return (engine, request) => {
     if (methods.includes(request.method) || (request.method === "HEAD" && methods.includes("GET"))) return handler(engine, request);
-    const status = request.method === "OPTIONS" ? 204 : 405;
-    return Promise.resolve(new Response(null, { status, headers: { Allow: allow } }));
+    if (request.method === "OPTIONS") return Promise.resolve(new Response(null, { status: 204, headers: { Allow: allowed.join(", ") } }));
+    return Promise.resolve(methodNotAllowed(allowed));
   };
 }
 

@@ -1,11 +1,15 @@
 import { dateOf } from "@torii/core/clock";
 import { cookies } from "next/headers";
+import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
 import { csrfToken } from "@torii/core/session/csrf";
 import { userAgentCookieName } from "@torii/core/session/user-agent";
 import { findPendingAuthRequest, type AuthRequest } from "@torii/core/store/auth-requests";
 import { getClient, type Client } from "@torii/core/store/clients";
 import { findUserAgent } from "@torii/core/store/sessions";
+import { pendingStep, type SessionAccount } from "@torii/core/login/steps";
+import { CALLBACK_PATH } from "@torii/core/login/paths";
+import type { ACCOUNT_STEPS } from "@torii/core/login/signin-policy";
 import { getSettings, type Settings } from "@torii/core/store/settings";
 
 export type LoginFlow = {
@@ -33,4 +37,22 @@ export async function loadFlow(searchParams: SearchParams): Promise<LoginFlow | 
   if (!client) return null;
   const settings = await getSettings(inst);
   return { id, csrf: csrfToken(inst.masterKey, ua.id, id), authRequest, client, settings };
+}
+
+/**
+ * The gate of a page of the policy's account or consent steps, as `accountStep` is for their form
+ * handlers (lib/login/handlers.ts): the flow and the account the policy asks `want` of, or null
+ * when the flow is gone. When the policy asks something else now, the browser goes to the
+ * callback, which asks it again.
+ */
+export async function loadAccountStep(
+  searchParams: SearchParams,
+  want: (typeof ACCOUNT_STEPS)[number],
+): Promise<{ flow: LoginFlow; account: SessionAccount } | null> {
+  const flow = await loadFlow(searchParams);
+  if (!flow) return null;
+  const inst = await torii();
+  const step = await pendingStep(inst.store, flow.authRequest, flow.client, flow.settings.primaryDomain, dateOf(inst.clock));
+  if (step.step !== want || !("account" in step)) redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
+  return { flow, account: step.account };
 }

@@ -1,27 +1,22 @@
-import { dateOf } from "@torii/core/clock";
 import { getLocale, getTranslations } from "next-intl/server";
-import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
-import { pendingStep } from "@torii/core/login/steps";
-import { CALLBACK_PATH, LOGIN_PATHS } from "@torii/core/login/paths";
+import { LOGIN_PATHS } from "@torii/core/login/paths";
 import { AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { AccountIdentity } from "@/app/ui/components/account-identity";
 import { consentApiGroups } from "@torii/core/oauth/resources";
 import { askedConsent } from "@torii/core/login/consent-set";
-import { loadFlow } from "../flow";
+import { loadAccountStep } from "../flow";
 import { FlowExpired } from "../flow-expired";
 
 export const dynamic = "force-dynamic";
 
 /** The consent screen of a third-party application (the sign-in policy's `consent` step). */
 export default async function ConsentPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const flow = await loadFlow(searchParams);
-  if (!flow) return <FlowExpired />;
+  const gate = await loadAccountStep(searchParams, "consent");
+  if (!gate) return <FlowExpired />;
+  const { flow, account } = gate;
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
-  const step = await pendingStep((await torii()).store, req, client, settings.primaryDomain, dateOf((await torii()).clock));
-  // Nothing to allow (any more): the callback decides what comes next.
-  if (step.step !== "consent") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
   // The protocol's scopes have texts of ours; each API's scopes its own, per locale, grouped
   // under the API's name (what the user allows is remembered per API: consent-set.ts).
   const locale = await getLocale();
@@ -33,7 +28,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
     <AuthShell settings={settings} title={t("consent.title")} subtitle={t("continueTo", { client: client.name })}>
       <div className="consent-account">
         <span className="muted">{t("consent.signedInAs")}</span>
-        <AccountIdentity user={step.account.user} primaryDomain={settings.primaryDomain} />
+        <AccountIdentity user={account.user} primaryDomain={settings.primaryDomain} />
       </div>
       <p id="consent-intro">{t("consent.intro", { client: client.name })}</p>
       {asked.scopes.length ? (

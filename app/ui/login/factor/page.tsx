@@ -1,15 +1,12 @@
-import { dateOf } from "@torii/core/clock";
 import { getTranslations } from "next-intl/server";
-import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
-import { pendingStep } from "@torii/core/login/steps";
-import { CALLBACK_PATH, LOGIN_PATHS } from "@torii/core/login/paths";
+import { LOGIN_PATHS } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { hasPasskey } from "@torii/core/login/passkeys";
 import { loginPasskeyPrompt } from "@torii/core/login/passkey-handlers";
 import { listFactors } from "@torii/core/store/factors";
 import { PasskeyForm } from "@/app/ui/components/passkey-form";
-import { loadFlow } from "../flow";
+import { loadAccountStep } from "../flow";
 import { FlowExpired } from "../flow-expired";
 import { lockoutMessage } from "../lockout-message";
 
@@ -17,22 +14,21 @@ export const dynamic = "force-dynamic";
 
 /** The policy's `secondFactor` step: a code of the user's authenticator, or a recovery code. */
 export default async function SecondFactorPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const flow = await loadFlow(searchParams);
-  if (!flow) return <FlowExpired />;
+  const gate = await loadAccountStep(searchParams, "secondFactor");
+  if (!gate) return <FlowExpired />;
+  const { flow, account } = gate;
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
   const inst = await torii();
-  const step = await pendingStep(inst.store, req, client, settings.primaryDomain, dateOf(inst.clock));
-  if (step.step !== "secondFactor") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
   const error =
     req.formError === "wrongCode" ? t("secondFactor.wrongCode") : req.formError === "passkeyFailed" ? t("errors.passkeyFailed") : lockoutMessage(t, req.formError, req.formValues);
-  const userId = step.account.userId;
+  const userId = account.userId;
   const passkeys = (await hasPasskey(inst, userId)) ? await loginPasskeyPrompt(inst, flow.id, userId) : null;
   const hasApp = (await listFactors(inst.db, userId)).some((f) => f.type === "totp");
   return (
     <AuthShell settings={settings} title={t("secondFactor.title")} subtitle={t("continueTo", { client: client.name })}>
       <p className="muted" id="factor-lead">
-        {hasApp ? t("secondFactor.lead", { account: step.account.username }) : t("secondFactor.leadPasskey", { account: step.account.username })}
+        {hasApp ? t("secondFactor.lead", { account: account.username }) : t("secondFactor.leadPasskey", { account: account.username })}
       </p>
       {passkeys ? (
         <PasskeyForm

@@ -1,11 +1,8 @@
-import { dateOf } from "@torii/core/clock";
 import { getTranslations } from "next-intl/server";
-import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
-import { pendingStep } from "@torii/core/login/steps";
-import { CALLBACK_PATH, LOGIN_PATHS } from "@torii/core/login/paths";
+import { LOGIN_PATHS } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
-import { loadFlow } from "../flow";
+import { loadAccountStep } from "../flow";
 import { FlowExpired } from "../flow-expired";
 
 export const dynamic = "force-dynamic";
@@ -18,14 +15,13 @@ function masked(email: string): string {
 
 /** The code mailed to the address, when the instance requires verified addresses (the policy's `verifyEmail` step). */
 export default async function VerifyEmailPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const flow = await loadFlow(searchParams);
-  if (!flow) return <FlowExpired />;
+  const gate = await loadAccountStep(searchParams, "verifyEmail");
+  if (!gate) return <FlowExpired />;
+  const { flow, account } = gate;
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
   const inst = await torii();
-  const step = await pendingStep(inst.store, req, client, settings.primaryDomain, dateOf(inst.clock));
-  if (step.step !== "verifyEmail") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
-  const user = await inst.store.users.get(step.account.userId);
+  const user = await inst.store.users.get(account.userId);
   const notice = req.formError === "codeSent" ? t("verifyEmail.sent") : null;
   const error = req.formError === "wrongCode" ? t("verifyEmail.wrongCode") : req.formError === "resendLimited" ? t("verifyEmail.resendLimited") : null;
   return (

@@ -1,14 +1,11 @@
-import { dateOf } from "@torii/core/clock";
 import { getTranslations } from "next-intl/server";
-import { redirect } from "next/navigation";
 import { torii } from "@torii/core/runtime";
-import { pendingStep } from "@torii/core/login/steps";
 import { totpEnrolment } from "@torii/core/login/second-factor";
 import { passkeyRegistration } from "@torii/core/login/passkeys";
 import { PasskeyForm } from "@/app/ui/components/passkey-form";
-import { CALLBACK_PATH, LOGIN_PATHS } from "@torii/core/login/paths";
+import { LOGIN_PATHS } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
-import { loadFlow } from "../../flow";
+import { loadAccountStep } from "../../flow";
 import { FlowExpired } from "../../flow-expired";
 
 export const dynamic = "force-dynamic";
@@ -19,20 +16,19 @@ export const dynamic = "force-dynamic";
  * as a QR code drawn on the server and as a key to type; its first code turns it on.
  */
 export default async function EnrolFactorPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const flow = await loadFlow(searchParams);
-  if (!flow) return <FlowExpired />;
+  const gate = await loadAccountStep(searchParams, "enrolFactor");
+  if (!gate) return <FlowExpired />;
+  const { flow, account } = gate;
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
   const inst = await torii();
-  const step = await pendingStep(inst.store, req, client, settings.primaryDomain, dateOf(inst.clock));
-  if (step.step !== "enrolFactor") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
-  const enrolment = await totpEnrolment(inst, { id: step.account.userId, username: step.account.username }, settings.branding.productName);
+  const enrolment = await totpEnrolment(inst, { id: account.userId, username: account.username }, settings.branding.productName);
   const error = req.formError === "wrongCode" ? t("enrolFactor.wrongCode") : req.formError === "passkeyFailed" ? t("errors.passkeyFailed") : null;
   // A passkey instead of an app, for browsers that can make one.
-  const passkey = await passkeyRegistration(inst, { id: step.account.userId, username: step.account.username, givenName: null, familyName: null }, settings.branding.productName);
+  const passkey = await passkeyRegistration(inst, { id: account.userId, username: account.username, givenName: null, familyName: null }, settings.branding.productName);
   return (
     <AuthShell settings={settings} title={t("enrolFactor.title")} subtitle={t("continueTo", { client: client.name })}>
-      <p className="muted">{t("enrolFactor.lead", { client: client.name, account: step.account.username })}</p>
+      <p className="muted">{t("enrolFactor.lead", { client: client.name, account: account.username })}</p>
       <p id="enrol-scan">{t("enrolFactor.scan")}</p>
       {/* The SVG is drawn on the server by the qrcode library from our own otpauth URI. */}
       <div className="qr-code" role="img" aria-label={t("enrolFactor.qrLabel")} data-otpauth={enrolment.uri} dangerouslySetInnerHTML={{ __html: enrolment.qrSvg }} />

@@ -1,11 +1,7 @@
-import { dateOf } from "@torii/core/clock";
 import { getTranslations } from "next-intl/server";
-import { redirect } from "next/navigation";
-import { torii } from "@torii/core/runtime";
-import { pendingStep } from "@torii/core/login/steps";
-import { CALLBACK_PATH, LOGIN_PATHS } from "@torii/core/login/paths";
+import { LOGIN_PATHS } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
-import { loadFlow } from "../../flow";
+import { loadAccountStep } from "../../flow";
 import { FlowExpired } from "../../flow-expired";
 
 export const dynamic = "force-dynamic";
@@ -15,13 +11,11 @@ export const dynamic = "force-dynamic";
  * one is not asked again (the sign-in has just checked it); the new one twice.
  */
 export default async function ChangePasswordPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const flow = await loadFlow(searchParams);
-  if (!flow) return <FlowExpired />;
+  const gate = await loadAccountStep(searchParams, "changePassword");
+  if (!gate) return <FlowExpired />;
+  const { flow, account } = gate;
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
-  const inst = await torii();
-  const step = await pendingStep(inst.store, req, client, settings.primaryDomain, dateOf(inst.clock));
-  if (step.step !== "changePassword") redirect(`${CALLBACK_PATH}?id=${encodeURIComponent(flow.id)}`);
   const policy = settings.passwordPolicy;
   let error: string | null = null;
   if (req.formError === "mismatch") error = t("errors.passwordMismatch");
@@ -31,7 +25,7 @@ export default async function ChangePasswordPage({ searchParams }: { searchParam
     // The same texts as the registration page's.
     error = `${t("errors.passwordPolicy")} ${violations.map((v) => t(`policy.${v}` as "policy.minLength", { min: policy.minLength })).join(", ")}.`;
   }
-  const lead = step.account.passwordChangeRequiredSince ? t("changePassword.leadRequired") : t("changePassword.leadExpired");
+  const lead = account.passwordChangeRequiredSince ? t("changePassword.leadRequired") : t("changePassword.leadExpired");
   return (
     <AuthShell settings={settings} title={t("changePassword.title")} subtitle={t("continueTo", { client: client.name })}>
       <p className="muted" id="change-lead">
@@ -40,7 +34,7 @@ export default async function ChangePasswordPage({ searchParams }: { searchParam
       <form method="post" action={LOGIN_PATHS.submitChangePassword}>
         <FlowFields id={flow.id} csrf={flow.csrf} />
         {/* Lets password managers store the new password with the account. */}
-        <input type="text" name="username" autoComplete="username" value={step.account.username} readOnly hidden />
+        <input type="text" name="username" autoComplete="username" value={account.username} readOnly hidden />
         {error ? <Alert id="form-error">{error}</Alert> : null}
         <div className="field">
           <label htmlFor="password">{t("changePassword.password")}</label>
