@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { bootstrap, type BootstrapResult } from "@/lib/bootstrap";
 import { Caches } from "@/lib/store/caches";
+import { Memo } from "@/lib/cache/memo";
 import { listenForInvalidations } from "@/lib/store/invalidation";
 import type { Config } from "@/lib/config";
 import { openDatabase, type Database, type Db } from "@/lib/db/client";
@@ -37,6 +38,8 @@ export type Engine = {
   readonly clock: Clock;
   readonly log: Logger;
   readonly caches: Caches;
+  /** What the engine computes once from its configuration (lib/cache/memo.ts). */
+  readonly memo: Memo;
   /** The token endpoint's per-instance rate-limit windows and audit sampling (lib/http/token-throttle.ts). */
   readonly tokenThrottle: TokenThrottle;
   /** The key set's rate limit per client address, counted like the token endpoint's. */
@@ -97,6 +100,7 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
       clock,
       log,
       caches,
+      memo: new Memo(),
       tokenThrottle: new TokenThrottle(clock, "token"),
       jwksThrottle: new TokenThrottle(clock, "jwks"),
       bootstrap: boot,

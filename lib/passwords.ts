@@ -1,6 +1,7 @@
 import { hash, verify } from "@node-rs/argon2";
 import { randomBytes } from "node:crypto";
 import type { PasswordPolicy } from "@/db/schema";
+import type { Memo } from "@/lib/cache/memo";
 
 // OWASP's argon2id baseline (19 MiB, 2 iterations, 1 lane): about 20 ms here, slow enough for guessing, fast enough for login.
 const OPTIONS = { algorithm: 2 /* Algorithm.Argon2id: a const enum, unusable with isolatedModules */, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
@@ -17,10 +18,12 @@ export async function verifyPassword(phc: string, password: string): Promise<boo
   }
 }
 
-/** A hash of a random value, verified against when a user has no password, so timing does not tell. */
-let dummy: Promise<string> | undefined;
-export function dummyPasswordHash(): Promise<string> {
-  return (dummy ??= hashPassword(randomBytes(16).toString("hex")));
+/**
+ * A hash of a random value, verified against when a user has no password, so timing does not tell.
+ * Made once per engine (`engine.memo`): hashing costs as much as a sign-in.
+ */
+export function dummyPasswordHash(memo: Memo): Promise<string> {
+  return memo.get("dummy-password-hash", () => hashPassword(randomBytes(16).toString("hex")));
 }
 
 export type PolicyViolation = "minLength" | "uppercase" | "lowercase" | "number" | "symbol" | "maxLength";

@@ -184,7 +184,7 @@ describe("sliding windows (injected time)", () => {
   const at = (t0: number, s: number) => new Date(t0 + s * 1000);
   const check = async (loginName: string, password: string, now: Date, address = "10.44.0.1", p = policy) => {
     const { primaryDomain } = await getSettings(t.inst);
-    return checkPassword(t.inst.db, { loginName, password, address, policy: p, primaryDomain, now });
+    return checkPassword(t.inst.db, { loginName, password, address, policy: p, primaryDomain, now, memo: t.inst.memo });
   };
 
   it("after the free failures each try waits twice as long as the last, counted from the latest failure", async () => {
@@ -230,7 +230,7 @@ describe("sliding windows (injected time)", () => {
     expect(await check("nina", "correct horse battery", at(t0, 661), "10.45.0.10", p)).toEqual({ ok: false, reason: "accountLocked", retryAfterSeconds: 3599 });
     // Trusted (the device cookie names nina): not locked out.
     const { primaryDomain } = await getSettings(t.inst);
-    const trusted = await checkPassword(t.inst.db, { loginName: "nina", password: "correct horse battery", address: "10.45.0.10", policy: p, primaryDomain, trustedUserIds: [nina.id], now: at(t0, 662) });
+    const trusted = await checkPassword(t.inst.db, { loginName: "nina", password: "correct horse battery", address: "10.45.0.10", policy: p, primaryDomain, trustedUserIds: [nina.id], now: at(t0, 662), memo: t.inst.memo });
     expect(trusted.ok).toBe(true);
     // The lock ends by itself and starts the count afresh.
     expect((await check("nina", "correct horse battery", at(t0, 660 + 3600), "10.45.0.10", p)).ok).toBe(true);

@@ -97,6 +97,7 @@ export const handleSubmitPassword = guarded(async (flow) => {
     primaryDomain: settings.primaryDomain,
     trustedUserIds: trustedUsers(inst.masterKey, inst.config.issuer, request),
     now: dateOf(inst.clock),
+    memo: inst.memo,
   });
   if (!result.ok) {
     await recordAudit(inst.db, actor, {

@@ -1,5 +1,6 @@
 import type { LockoutPolicy } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
+import type { Memo } from "@/lib/cache/memo";
 import { dummyPasswordHash, verifyPassword } from "@/lib/passwords";
 import { findUserByLoginName, getPasswordHash, type User } from "@/lib/store/users";
 import { accountKeyOf, attemptVerdict, clearFailures, recordFailure, type Attempt } from "./lockout";
@@ -26,6 +27,8 @@ export async function checkPassword(
     primaryDomain: string;
     trustedUserIds?: string[];
     now: Date;
+    /** The engine's memo, which holds the dummy hash unknown names are checked against. */
+    memo: Memo;
   },
 ): Promise<PasswordCheck> {
   const now = opts.now;
@@ -39,7 +42,7 @@ export async function checkPassword(
   if (!verdict.allowed) return { ok: false, reason: verdict.reason, retryAfterSeconds: verdict.retryAfterSeconds };
 
   const hash = user && user.type === "human" ? await getPasswordHash(db, user.id) : undefined;
-  const valid = await verifyPassword(hash ?? (await dummyPasswordHash()), opts.password.slice(0, 1024));
+  const valid = await verifyPassword(hash ?? (await dummyPasswordHash(opts.memo)), opts.password.slice(0, 1024));
   if (!valid || !hash || !user) {
     const locked = await recordFailure(db, opts.policy, { ...attempt, userId: user?.id }, now);
     return { ok: false, reason: "invalid", ...(locked && user ? { lockedUser: { id: user.id, until: locked.lockedUntil } } : {}) };

@@ -1,3 +1,4 @@
+import type { Engine } from "@/lib/engine";
 import { z } from "zod";
 import { API_ROUTES } from "./api-routes";
 import { SCHEMA_NAMES } from "./route";
@@ -116,10 +117,7 @@ function build(issuer: string) {
   };
 }
 
-const CACHE = new Map<string, ReturnType<typeof build>>();
-
-export function openApiDocument(issuer: string) {
-  let doc = CACHE.get(issuer);
-  if (!doc) CACHE.set(issuer, (doc = build(issuer)));
-  return doc;
+/** Built once per engine: it follows from the schemas and the issuer alone. */
+export function openApiDocument(engine: Pick<Engine, "issuer" | "memo">) {
+  return engine.memo.get("openapi", () => build(engine.issuer));
 }

@@ -54,7 +54,7 @@ export function handleManagement(inst: Engine, request: Request): Promise<Respon
   return serve(inst, request, async (path, url) => {
     if (path === "/openapi.json") {
       if (request.method !== "GET") throw methodNotAllowed(["GET"]);
-      return jsonResponse(openApiDocument(inst.config.issuer), 200, { "Cache-Control": "no-cache" });
+      return jsonResponse(openApiDocument(inst), 200, { "Cache-Control": "no-cache" });
     }
     const user = await authenticateAdmin(request, inst.db, dateOf(inst.clock));
     return dispatchAuthenticated(request, path, url, inst, user);
