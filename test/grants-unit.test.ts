@@ -1,18 +1,13 @@
-import { systemClock } from "@/lib/clock";
 import { createHash } from "node:crypto";
 import { createLocalJWKSet, decodeJwt, jwtVerify } from "jose";
 import { beforeEach, describe, expect, it } from "vitest";
-import { Caches } from "@/lib/store/caches";
-import { createLogger } from "@/lib/log";
-import { OAuthError } from "@/lib/protocol/errors";
-import { GRANTS } from "@/lib/oauth/token-endpoint";
 import { resolveAccessToken } from "@/lib/oauth/access-token";
 import { revokeToken } from "@/lib/oauth/revoke";
 import type { TokenResponse } from "@/lib/oauth/grants/types";
 import type { Client } from "@/lib/store/clients";
-import { defaultSettings, type Settings } from "@/lib/store/settings";
 import type { User } from "@/lib/store/users";
 import { MemoryStore } from "./fakes/memory-store";
+import { ISSUER, makeClient, makeUser, REDIRECT, refused, runGrant, seedCode, unitSettings } from "./fakes/factories";
 
 /**
  * The grants against the repository interfaces alone (lib/store/repositories.ts), with an
@@ -22,109 +17,24 @@ import { MemoryStore } from "./fakes/memory-store";
  * in test/token-atomic.test.ts.
  */
 
-const ISSUER = "https://idp.unit";
-const REDIRECT = "https://rp.unit/cb";
-const settings = { ...defaultSettings(ISSUER, "unit"), updatedAt: new Date() } as Settings;
-
 let m: MemoryStore;
 let client: Client;
 let user: User;
 
-function makeClient(o: Partial<Client> = {}): Client {
-  const now = new Date();
-  return {
-    id: "unit-client",
-    name: "unit",
-    redirectUris: [REDIRECT],
-    postLogoutRedirectUris: [],
-    responseTypes: ["code"],
-    grantTypes: ["authorization_code", "refresh_token", "client_credentials"],
-    authMethod: "client_secret_basic",
-    jwks: null,
-    allowedOrigins: null,
-    firstParty: true,
-    apiScopes: {},
-    accessTokenType: "jwt",
-    idTokenUserinfoAssertion: false,
-    accessTokenLifetime: 900,
-    idTokenLifetime: 600,
-    refreshTokenLifetime: 86_400,
-    secretHash: null,
-    createdAt: now,
-    updatedAt: now,
-    ...o,
-  };
-}
-
 beforeEach(async () => {
-  m = await MemoryStore.create(settings);
+  m = await MemoryStore.create(unitSettings());
   client = makeClient();
   m.clients.set(client.id, client);
-  const now = new Date();
-  user = {
-    id: "unit-user",
-    type: "human",
-    username: "jane",
-    email: "jane@example.com",
-    emailVerified: true,
-    givenName: "Jane",
-    familyName: "Doe",
-    nickname: null,
-    name: null,
-    description: null,
-    locale: null,
-    phone: null,
-    phoneVerified: false,
-    address: null,
-    roles: [],
-    locked: false,
-    passwordChangeRequiredSince: null,
-    createdAt: now,
-    updatedAt: now,
-  };
+  user = makeUser();
   m.users.set(user.id, user);
 });
 
 function grant(type: string, form: Record<string, string>, c: Client = client): Promise<TokenResponse> {
-  return GRANTS[type]!.handle({
-    request: new Request(`${ISSUER}/oauth/v2/token`, { method: "POST" }),
-    form: new Map(Object.entries({ grant_type: type, ...form })),
-    store: m.store,
-    masterKey: Buffer.alloc(32, 7),
-    issuer: ISSUER,
-    caches: new Caches(systemClock),
-    log: createLogger("silent"),
-    settings,
-    client: c,
-    audit: { type: "client", id: c.id },
-  });
+  return runGrant(m, type, form, c);
 }
 
-async function refused(p: Promise<unknown>): Promise<string> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(OAuthError);
-  return (err as OAuthError).error;
-}
-
-async function issueCode(scopes = ["openid", "offline_access"], codeChallenge: string | null = null): Promise<string> {
-  const { id } = await m.store.grants.create({ clientId: client.id, userId: user.id, sessionId: null, grantType: "authorization_code", scopes, expiresAt: new Date(m.clock.now() + 3_600_000) });
-  return m.store.codes.create({
-    grantId: id,
-    clientId: client.id,
-    userId: user.id,
-    sessionId: null,
-    redirectUri: REDIRECT,
-    scopes,
-    nonce: "n-1",
-    codeChallenge,
-    codeChallengeMethod: codeChallenge ? "S256" : null,
-    authTime: new Date(m.clock.now()),
-    amr: ["pwd"],
-    lifetimeSeconds: 60,
-  });
+function issueCode(scopes = ["openid", "offline_access"], codeChallenge: string | null = null): Promise<string> {
+  return seedCode(m, { client, user, scopes, codeChallenge });
 }
 
 describe("authorization_code against the repositories", () => {

@@ -1,14 +1,17 @@
 import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK } from "jose";
 import { randomToken, sha256 } from "@/lib/crypto";
 import type { ActiveKey } from "@/lib/keys/signing-keys";
+import type { Api } from "@/lib/store/apis";
 import type { AuditEvent, Actor } from "@/lib/store/audit";
+import { AUTH_REQUEST_LIFETIME_SECONDS, type AuthRequest } from "@/lib/store/auth-requests";
 import type { Client } from "@/lib/store/clients";
 import type { AuthorizationCode } from "@/lib/store/codes";
 import type { Grant } from "@/lib/store/grants";
 import type { Repositories, Store } from "@/lib/store/repositories";
 import type { Settings } from "@/lib/store/settings";
 import type { RefreshFamily, StoredToken } from "@/lib/store/tokens";
-import type { User } from "@/lib/store/users";
+import type { Session } from "@/lib/store/sessions";
+import type { MachineKey, User } from "@/lib/store/users";
 import { dateOf } from "@/lib/clock";
 import { FakeClock } from "./fake-clock";
 
@@ -17,7 +20,9 @@ import { FakeClock } from "./fake-clock";
  * the protocol core: no database, every write visible, and failures injectable at any write.
  * A transaction works on a copy of the state and replaces the state only when its function
  * returns, so a failure inside one leaves nothing behind, as a database transaction would.
- * Only what the grants use is implemented; anything else throws, so a test notices.
+ * Only what the protocol core's unit tests use is implemented; anything else throws, so a test
+ * notices. Browsers, sessions and pending authorization requests follow lib/store/sessions.ts and
+ * lib/store/auth-requests.ts: expiry, single use, the user agent's own rows only.
  */
 type State = {
   codes: Map<string, AuthorizationCode>;
@@ -27,6 +32,11 @@ type State = {
   revocations: { type: string; id: string; at: Date }[];
   jtis: Set<string>;
   audit: { actor: Actor; event: AuditEvent }[];
+  /** User agents by the SHA-256 of their cookie. */
+  userAgents: Map<string, { id: string }>;
+  sessions: Map<string, Session>;
+  /** Pending authorization requests by the SHA-256 of their id. */
+  authRequests: Map<string, AuthRequest>;
 };
 
 function cloneState(s: State): State {
@@ -38,6 +48,9 @@ function cloneState(s: State): State {
     revocations: [...s.revocations],
     jtis: new Set(s.jtis),
     audit: [...s.audit],
+    userAgents: new Map(s.userAgents),
+    sessions: new Map([...s.sessions].map(([k, v]) => [k, { ...v }])),
+    authRequests: new Map([...s.authRequests].map(([k, v]) => [k, { ...v }])),
   };
 }
 
@@ -46,9 +59,26 @@ const unsupported = (what: string) => () => {
 };
 
 export class MemoryStore {
-  state: State = { codes: new Map(), grants: new Map(), tokens: new Map(), families: new Map(), revocations: [], jtis: new Set(), audit: [] };
+  state: State = {
+    codes: new Map(),
+    grants: new Map(),
+    tokens: new Map(),
+    families: new Map(),
+    revocations: [],
+    jtis: new Set(),
+    audit: [],
+    userAgents: new Map(),
+    sessions: new Map(),
+    authRequests: new Map(),
+  };
   readonly users = new Map<string, User>();
   readonly clients = new Map<string, Client>();
+  /** Machine users' registered public keys by key id (jwt-bearer assertions name one in `kid`). */
+  readonly machineKeys = new Map<string, MachineKey>();
+  /** The API resources (RFC 8707) the store lists. */
+  readonly apis: Api[] = [];
+  /** Roles held at an API: `user:<id>` or `client:<id>`, then the API's id, then the role keys. */
+  readonly roles = new Map<string, Map<string, string[]>>();
   /** Names of writes made so far (e.g. `tokens.insertOpaque`), committed or not. */
   readonly writes: string[] = [];
   /** The next write with this name throws (once). */
@@ -68,6 +98,35 @@ export class MemoryStore {
     const kid = "unit-key";
     const jwk = { ...(await exportJWK(publicKey)), kid, alg: "RS256", use: "sig" };
     return new MemoryStore(settings, { kid, alg: "RS256", privateKey }, { keys: [jwk] });
+  }
+
+  /**
+   * Seeds a browser signed in as `userId` (what the login form handlers do through
+   * recordAuthentication): a user agent, a session with the given lifetimes, and the cookie value.
+   */
+  signIn(userId: string, opts: { amr?: string[]; idleSeconds?: number; absoluteSeconds?: number; cookie?: string } = {}): { cookie: string; userAgentId: string; sessionId: string } {
+    const now = dateOf(this.clock);
+    let cookie = opts.cookie;
+    let ua = cookie ? this.state.userAgents.get(sha256(cookie)) : undefined;
+    if (!cookie || !ua) {
+      cookie = randomToken(32);
+      ua = { id: randomToken(16) };
+      this.state.userAgents.set(sha256(cookie), ua);
+    }
+    const id = randomToken(16);
+    this.state.sessions.set(id, {
+      id,
+      userAgentId: ua.id,
+      userId,
+      authTime: now,
+      amr: opts.amr ?? ["pwd"],
+      createdAt: now,
+      lastActiveAt: now,
+      idleExpiresAt: new Date(now.getTime() + (opts.idleSeconds ?? 3600) * 1000),
+      absoluteExpiresAt: new Date(now.getTime() + (opts.absoluteSeconds ?? 86_400) * 1000),
+      endedAt: null,
+    });
+    return { cookie, userAgentId: ua.id, sessionId: id };
   }
 
   private write(name: string): void {
@@ -192,23 +251,118 @@ export class MemoryStore {
       users: {
         get: (id) => Promise.resolve(this.users.get(id)),
         findByLoginName: (name) => Promise.resolve([...this.users.values()].find((u) => u.username.toLowerCase() === name.toLowerCase())),
-        getMachineKey: () => Promise.resolve(undefined),
+        getMachineKey: (keyId) => Promise.resolve(this.machineKeys.get(keyId)),
       },
       sessions: {
-        createUserAgent: unsupported("sessions.createUserAgent"),
-        findUserAgent: () => Promise.resolve(undefined),
-        live: () => Promise.resolve([]),
-        touch: () => Promise.resolve(),
-        end: unsupported("sessions.end"),
-        openIdsOfUser: () => Promise.resolve([]),
+        createUserAgent: () => {
+          this.write("sessions.createUserAgent");
+          const cookie = randomToken(32);
+          const id = randomToken(16);
+          s().userAgents.set(sha256(cookie), { id });
+          return Promise.resolve({ id, cookie });
+        },
+        findUserAgent: (cookie) => Promise.resolve(!cookie || cookie.length > 100 ? undefined : s().userAgents.get(sha256(cookie))),
+        // As liveSessions: not ended, neither expiry passed, the user exists and is not locked; by username.
+        live: (userAgentId, now = dateOf(this.clock)) =>
+          Promise.resolve(
+            [...s().sessions.values()]
+              .filter((x) => x.userAgentId === userAgentId && !x.endedAt && x.idleExpiresAt > now && x.absoluteExpiresAt > now)
+              .flatMap((x) => {
+                const u = this.users.get(x.userId);
+                if (!u || u.locked) return [];
+                const user = {
+                  id: u.id,
+                  username: u.username,
+                  email: u.email,
+                  emailVerified: u.emailVerified,
+                  givenName: u.givenName,
+                  familyName: u.familyName,
+                  locked: u.locked,
+                  hasSecondFactor: false,
+                  passwordChangedAt: null,
+                  passwordChangeRequiredSince: u.passwordChangeRequiredSince,
+                };
+                return [{ ...x, user }];
+              })
+              .sort((a, b) => (a.user.username < b.user.username ? -1 : a.user.username > b.user.username ? 1 : 0)),
+          ),
+        touch: (sessionId, lifetimes, now = dateOf(this.clock)) => {
+          this.write("sessions.touch");
+          const x = s().sessions.get(sessionId);
+          if (x) Object.assign(x, { lastActiveAt: now, idleExpiresAt: new Date(Math.min(x.absoluteExpiresAt.getTime(), now.getTime() + lifetimes.sessionIdle * 1000)) });
+          return Promise.resolve();
+        },
+        end: (userAgentId, sessionIds, now = dateOf(this.clock)) => {
+          this.write("sessions.end");
+          const ended = [...s().sessions.values()].filter((x) => x.userAgentId === userAgentId && !x.endedAt && (!sessionIds || sessionIds.includes(x.id)));
+          for (const x of ended) x.endedAt = now;
+          return Promise.resolve(ended.map((x) => ({ ...x })));
+        },
+        openIdsOfUser: (userAgentId, userId) =>
+          Promise.resolve([...s().sessions.values()].filter((x) => x.userAgentId === userAgentId && x.userId === userId && !x.endedAt).map((x) => x.id)),
       },
       authRequests: {
-        create: unsupported("authRequests.create"),
-        findPending: () => Promise.resolve(undefined),
-        update: unsupported("authRequests.update"),
-        complete: unsupported("authRequests.complete"),
+        create: (data, now = dateOf(this.clock)) => {
+          this.write("authRequests.create");
+          const id = randomToken(32);
+          const row: AuthRequest = {
+            state: null,
+            nonce: null,
+            codeChallenge: null,
+            codeChallengeMethod: null,
+            prompt: [],
+            maxAge: null,
+            loginHint: null,
+            hintSubject: null,
+            claims: null,
+            acrValues: [],
+            webauthnChallenge: null,
+            resources: [],
+            loginName: null,
+            sessionId: null,
+            formError: null,
+            formValues: null,
+            consentDenied: false,
+            ...data,
+            idHash: sha256(id),
+            createdAt: now,
+            expiresAt: new Date(now.getTime() + AUTH_REQUEST_LIFETIME_SECONDS * 1000),
+            completedAt: null,
+          };
+          s().authRequests.set(row.idHash, row);
+          return Promise.resolve({ id, row: { ...row } });
+        },
+        findPending: (id, userAgentId, now = dateOf(this.clock)) => {
+          if (!id || id.length > 100) return Promise.resolve(undefined);
+          const r = s().authRequests.get(sha256(id));
+          return Promise.resolve(r && r.userAgentId === userAgentId && !r.completedAt && r.expiresAt > now ? { ...r } : undefined);
+        },
+        update: (id, patch) => {
+          this.write("authRequests.update");
+          const r = s().authRequests.get(sha256(id));
+          if (r) Object.assign(r, patch);
+          return Promise.resolve();
+        },
+        complete: (id, now = dateOf(this.clock)) => {
+          this.write("authRequests.complete");
+          const r = s().authRequests.get(sha256(id));
+          if (!r || r.completedAt) return Promise.resolve(false);
+          r.completedAt = now;
+          return Promise.resolve(true);
+        },
       },
-      roles: { for: () => Promise.resolve([]), byApi: () => Promise.resolve({}) },
+      roles: {
+        for: (holder, apiId) => Promise.resolve([...(this.roles.get("userId" in holder ? `user:${holder.userId}` : `client:${holder.clientId}`)?.get(apiId) ?? [])]),
+        byApi: (userId) =>
+          Promise.resolve(
+            Object.fromEntries(
+              [...(this.roles.get(`user:${userId}`) ?? [])].flatMap(([apiId, keys]) => {
+                const api = this.apis.find((a) => a.id === apiId);
+                return api && keys.length ? [[api.identifier, [...keys].sort()]] : [];
+              }),
+            ),
+          ),
+      },
       consents: {
         of: () => Promise.resolve({}),
         grant: unsupported("consents.grant"),
@@ -237,7 +391,7 @@ export class MemoryStore {
     return {
       ...this.repositories(() => this.state),
       clients: { get: (id) => Promise.resolve(this.clients.get(id)) },
-      apis: { list: () => Promise.resolve([]) },
+      apis: { list: () => Promise.resolve([...this.apis]) },
       settings: { get: () => Promise.resolve(this.settings) },
       keys: {
         signing: () => Promise.resolve(this.signingKey),
