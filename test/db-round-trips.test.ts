@@ -6,9 +6,11 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resultRows } from "@/lib/db/client";
 import { ROUND_TRIPS_HEADER } from "@/lib/db/round-trips";
 import { createToriiServer } from "@/lib/server/create-server";
 import { startTestInstance, type TestInstance } from "./harness";
+import { basic, CHALLENGE, makeClient, makeCode, makeUser, VERIFIER } from "./token-support";
 
 let t: TestInstance;
 let counting: http.Server;
@@ -57,5 +59,54 @@ describe("database round-trip counter", () => {
     expect(clients.headers.get(ROUND_TRIPS_HEADER)).toBeNull();
     const unknown = await fetch(countingUrl + "/no-such-path");
     expect(unknown.headers.get(ROUND_TRIPS_HEADER)).toBe("0");
+  });
+
+  /**
+   * A grant sends its writes (code used or token rotated, grant, tokens, audit event) as one
+   * statement with no BEGIN and COMMIT (lib/store/write.ts); only its reads come before it.
+   */
+  it("sends each grant's writes as one statement, which writes everything", async () => {
+    const post = async (params: Record<string, string>, auth: string) => {
+      const res = await fetch(countingUrl + "/oauth/v2/token", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: auth },
+        body: new URLSearchParams(params).toString(),
+      });
+      return { trips: Number(res.headers.get(ROUND_TRIPS_HEADER)), status: res.status, body: (await res.json()) as Record<string, string> };
+    };
+    const audited = async (action: string, clientId: string) =>
+      resultRows<{ n: number }>(await t.inst.db.execute(sql`select count(*)::int as n from audit_events where action = ${action} and client_id = ${clientId}`))[0]!;
+
+    const { client: cc, secret: ccSecret } = await makeClient(t, { grantTypes: ["client_credentials"], accessTokenType: "opaque" });
+    await post({ grant_type: "client_credentials" }, basic(cc.id, ccSecret!)); // fills the client and key caches
+    const issued = await post({ grant_type: "client_credentials" }, basic(cc.id, ccSecret!));
+    expect(issued.status).toBe(200);
+    expect(issued.trips).toBe(1);
+    const introspected = await t.api("/oauth/v2/introspect", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(cc.id, ccSecret!) },
+      body: new URLSearchParams({ token: issued.body.access_token! }).toString(),
+    });
+    expect(((await introspected.json()) as { active: boolean }).active).toBe(true);
+    expect((await audited("token.issued", cc.id)).n).toBe(2);
+
+    const { client, secret } = await makeClient(t, { accessTokenType: "opaque" });
+    const user = await makeUser(t);
+    const { code } = await makeCode(t, { client, user, scopes: ["openid", "offline_access"], challenge: CHALLENGE });
+    const auth = basic(client.id, secret!);
+    const redeemed = await post({ grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb", code_verifier: VERIFIER }, auth);
+    expect(redeemed.status).toBe(200);
+    // The code, its grant, the user, the session check, then the one write.
+    expect(redeemed.trips).toBe(5);
+    const refreshed = await post({ grant_type: "refresh_token", refresh_token: redeemed.body.refresh_token! }, auth);
+    expect(refreshed.status).toBe(200);
+    // The token, its family, grant and user, then the one write.
+    expect(refreshed.trips).toBe(5);
+    // Everything was written: the successor works, the presented token is spent (reuse revokes).
+    expect((await post({ grant_type: "refresh_token", refresh_token: refreshed.body.refresh_token! }, auth)).status).toBe(200);
+    const reused = await post({ grant_type: "refresh_token", refresh_token: redeemed.body.refresh_token! }, auth);
+    expect(reused.status).toBe(400);
+    expect(reused.body.error).toBe("invalid_grant");
+    expect((await audited("token.refreshed", client.id)).n).toBe(2);
   });
 });

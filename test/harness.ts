@@ -79,7 +79,7 @@ export async function startTestInstance(env: Record<string, string> = {}, option
       IDP_ISSUER: baseUrl,
       IDP_DATA_DIR: dataDir,
       IDP_ADMIN_PAT: adminPat,
-      IDP_LOG_LEVEL: "silent",
+      IDP_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
       ...(database ? { DATABASE_URL: database.url } : {}),
       ...env,
     }),

@@ -1,5 +1,6 @@
 import { auditEvents } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
+import { runWrite, type Write } from "./write";
 
 /** Who caused a change and from where; every state change records one audit event with it. */
 export type Actor = {
@@ -19,16 +20,23 @@ export type AuditEvent = {
   details?: Record<string, unknown>;
 };
 
-export async function recordAudit(db: Executor, actor: Actor, event: AuditEvent): Promise<void> {
-  await db.insert(auditEvents).values({
-    actorType: actor.type,
-    actorId: actor.id ?? null,
-    ip: actor.ip ?? null,
-    userAgent: actor.userAgent?.slice(0, 512) ?? null,
-    action: event.action,
-    targetType: event.targetType ?? null,
-    targetId: event.targetId ?? null,
-    clientId: event.clientId ?? null,
-    details: event.details ?? null,
-  });
+export function recordAuditWrite(db: Executor, actor: Actor, event: AuditEvent): Write<void> {
+  return {
+    query: db.insert(auditEvents).values({
+      actorType: actor.type,
+      actorId: actor.id ?? null,
+      ip: actor.ip ?? null,
+      userAgent: actor.userAgent?.slice(0, 512) ?? null,
+      action: event.action,
+      targetType: event.targetType ?? null,
+      targetId: event.targetId ?? null,
+      clientId: event.clientId ?? null,
+      details: event.details ?? null,
+    }),
+    result: undefined,
+  };
+}
+
+export function recordAudit(db: Executor, actor: Actor, event: AuditEvent): Promise<void> {
+  return runWrite(recordAuditWrite(db, actor, event));
 }

@@ -2,6 +2,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { authorizationCodes } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
+import { runGuard, type GuardWrite } from "./write";
 
 export type AuthorizationCode = typeof authorizationCodes.$inferSelect;
 
@@ -39,11 +40,16 @@ export async function findAuthorizationCode(db: Executor, code: string): Promise
 }
 
 /** Marks the code used. Exactly one concurrent caller gets `true`; any other is a replay. */
-export async function markCodeUsed(db: Executor, codeHash: string, now: Date): Promise<boolean> {
-  const rows = await db
-    .update(authorizationCodes)
-    .set({ usedAt: now })
-    .where(and(eq(authorizationCodes.codeHash, codeHash), isNull(authorizationCodes.usedAt)))
-    .returning({ h: authorizationCodes.codeHash });
-  return rows.length === 1;
+export function markCodeUsedWrite(db: Executor, codeHash: string, now: Date): GuardWrite {
+  return {
+    guard: db
+      .update(authorizationCodes)
+      .set({ usedAt: now })
+      .where(and(eq(authorizationCodes.codeHash, codeHash), isNull(authorizationCodes.usedAt)))
+      .returning({ h: authorizationCodes.codeHash }),
+  };
+}
+
+export function markCodeUsed(db: Executor, codeHash: string, now: Date): Promise<boolean> {
+  return runGuard(markCodeUsedWrite(db, codeHash, now));
 }

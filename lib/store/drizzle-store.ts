@@ -4,12 +4,12 @@ import { notifyOnCommit, type Database, type Db, type Executor } from "@/lib/db/
 import { sha256 } from "@/lib/crypto";
 import { dateOf, type Clock } from "@/lib/clock";
 import type { Caches } from "./caches";
-import { recordAudit } from "./audit";
+import { recordAudit, recordAuditWrite } from "./audit";
 import { completeAuthRequest, createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "./auth-requests";
 import { getClient } from "./clients";
-import { createAuthorizationCode, findAuthorizationCode, markCodeUsed } from "./codes";
-import { createGrant, getGrant, revokeGrant, revokeJti, revokeSessionTokens, sessionEnded } from "./grants";
-import { consumeJtiOnce } from "./jti";
+import { createAuthorizationCode, findAuthorizationCode, markCodeUsed, markCodeUsedWrite } from "./codes";
+import { createGrant, createGrantWrite, getGrant, revokeGrant, revokeJti, revokeSessionTokens, sessionEnded } from "./grants";
+import { consumeJtiOnce, consumeJtiOnceWrite } from "./jti";
 import { applyInvalidations, INVALIDATION_CHANNEL, mutate, type Invalidation } from "./invalidation";
 import { hitRateLimit } from "./rate-limit";
 import type { Repositories, Store } from "./repositories";
@@ -17,15 +17,19 @@ import { createUserAgent, endSessions, findUserAgent, liveSessions, openSessionI
 import { getSettings } from "./settings";
 import {
   createRefreshFamily,
+  createRefreshFamilyWrite,
   findTokenByValue,
   getRefreshFamily,
   insertOpaqueToken,
+  insertOpaqueTokenWrite,
   isAccessTokenRevoked,
   markRotated,
+  markRotatedWrite,
   revokeFamily,
   revokeStoredToken,
 } from "./tokens";
 import { findUserByLoginName, getMachineKey, getUser } from "./users";
+import { isGuardLost, NeedsTransaction, WriteBatch } from "./write";
 
 /** What a revocation makes stale: every access token answered from memory. */
 const TOKENS_REVOKED: Invalidation[] = [{ cache: "accessTokens" }];
@@ -101,6 +105,70 @@ export function repositoriesOn(db: Executor, clock: Clock, revoked: () => Promis
   };
 }
 
+/**
+ * The repositories for `Store.atomically`'s first try: reads go to the database as they come,
+ * inserts and guards are collected in `batch` and sent as one statement at the end (write.ts).
+ * What one statement cannot do throws `NeedsTransaction`, and the work runs again in a
+ * transaction: every other write (revocations, sessions, consents, authorization requests), and a
+ * read of what the work may have written already. Users, roles and consents are never written by
+ * such work, so reading them after a write is fine.
+ */
+function batchedRepositories(db: Executor, clock: Clock, batch: WriteBatch): Repositories {
+  const direct = repositoriesOn(db, clock);
+  const at = (now?: Date) => now ?? dateOf(clock);
+  const refuse =
+    (what: string) =>
+    (..._: unknown[]): Promise<never> =>
+      Promise.reject(new NeedsTransaction(what));
+  const beforeWrites =
+    <A extends unknown[], R>(what: string, read: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      batch.empty ? read(...args) : Promise.reject(new NeedsTransaction(`${what} after a write`));
+  return {
+    ...direct,
+    codes: {
+      create: refuse("codes.create"),
+      find: beforeWrites("codes.find", direct.codes.find),
+      markUsed: (hash, now) => batch.guard(markCodeUsedWrite(db, hash, at(now))),
+    },
+    grants: {
+      create: (g) => batch.add(createGrantWrite(db, g)),
+      get: beforeWrites("grants.get", direct.grants.get),
+      revoke: refuse("grants.revoke"),
+      sessionEnded: beforeWrites("grants.sessionEnded", direct.grants.sessionEnded),
+      revokeJti: refuse("grants.revokeJti"),
+      revokeSessionTokens: refuse("grants.revokeSessionTokens"),
+    },
+    tokens: {
+      insertOpaque: (t) => batch.add(insertOpaqueTokenWrite(db, t)),
+      findByValue: beforeWrites("tokens.findByValue", direct.tokens.findByValue),
+      revoke: refuse("tokens.revoke"),
+      markRotated: (id, now) => batch.guard(markRotatedWrite(db, id, at(now))),
+      createFamily: (f) => batch.add(createRefreshFamilyWrite(db, f)),
+      getFamily: beforeWrites("tokens.getFamily", direct.tokens.getFamily),
+      revokeFamily: refuse("tokens.revokeFamily"),
+      isAccessTokenRevoked: beforeWrites("tokens.isAccessTokenRevoked", direct.tokens.isAccessTokenRevoked),
+    },
+    sessions: {
+      createUserAgent: refuse("sessions.createUserAgent"),
+      findUserAgent: beforeWrites("sessions.findUserAgent", direct.sessions.findUserAgent),
+      live: beforeWrites("sessions.live", direct.sessions.live),
+      touch: refuse("sessions.touch"),
+      end: refuse("sessions.end"),
+      openIdsOfUser: beforeWrites("sessions.openIdsOfUser", direct.sessions.openIdsOfUser),
+    },
+    authRequests: {
+      create: refuse("authRequests.create"),
+      findPending: beforeWrites("authRequests.findPending", direct.authRequests.findPending),
+      update: refuse("authRequests.update"),
+      complete: refuse("authRequests.complete"),
+    },
+    consents: { of: direct.consents.of, grant: refuse("consents.grant") },
+    audit: { record: (actor, event) => batch.add(recordAuditWrite(db, actor, event)) },
+    replay: { consumeOnce: (issuer, jti, expiresAt) => batch.guard(consumeJtiOnceWrite(db, issuer, jti, expiresAt)) },
+  };
+}
+
 /** What the store needs of the engine: its database, caches and identity (for invalidations), and its keys. */
 export type StoreScope = { db: Db; caches: Caches; clock: Clock; id: string; database: Pick<Database, "kind">; keys: Store["keys"] };
 
@@ -134,20 +202,34 @@ export function drizzleStore(scope: StoreScope): Store {
       userinfo: (grantId) => scope.caches.grantClaims.get(grantId, async () => (await getGrant(scope.db, grantId))?.claims?.userinfo ?? []),
     },
     rateLimits: { hit: (key, limit, windowSeconds, now, increment) => hitRateLimit(scope.db, key, limit, windowSeconds, now ?? dateOf(scope.clock), increment) },
-    // Revocations inside the transaction drop the cached tokens once it has committed (mutate).
-    transaction: (fn) => {
-      let revokedInside = false;
-      return mutate(
-        scope,
-        () => (revokedInside ? TOKENS_REVOKED : []),
-        (tx) =>
-          fn(
-            repositoriesOn(tx, scope.clock, () => {
-              revokedInside = true;
-              return Promise.resolve();
-            }),
-          ),
-      );
+    transaction,
+    // First as one statement (batchedRepositories); in a transaction when that cannot be.
+    atomically: async (fn) => {
+      const batch = new WriteBatch();
+      try {
+        const result = await fn(batchedRepositories(scope.db, scope.clock, batch));
+        await batch.flush(scope.db);
+        return result;
+      } catch (e) {
+        if (e instanceof NeedsTransaction || isGuardLost(e)) return transaction(fn);
+        throw e;
+      }
     },
   };
+
+  // Revocations inside the transaction drop the cached tokens once it has committed (mutate).
+  function transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    let revokedInside = false;
+    return mutate(
+      scope,
+      () => (revokedInside ? TOKENS_REVOKED : []),
+      (tx) =>
+        fn(
+          repositoriesOn(tx, scope.clock, () => {
+            revokedInside = true;
+            return Promise.resolve();
+          }),
+        ),
+    );
+  }
 }

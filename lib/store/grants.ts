@@ -3,6 +3,7 @@ import { clients, grants, refreshTokenFamilies, sessions, tokenRevocations, toke
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
 import { longestTokenLifetime } from "./lifetimes";
+import { runWrite, type Write } from "./write";
 
 export type Grant = typeof grants.$inferSelect;
 
@@ -19,10 +20,13 @@ export type NewGrant = {
   expiresAt: Date;
 };
 
-export async function createGrant(db: Executor, g: NewGrant): Promise<{ id: string }> {
+export function createGrantWrite(db: Executor, g: NewGrant): Write<{ id: string }> {
   const id = randomToken(16);
-  await db.insert(grants).values({ id, ...g });
-  return { id };
+  return { query: db.insert(grants).values({ id, ...g }), result: { id } };
+}
+
+export function createGrant(db: Executor, g: NewGrant): Promise<{ id: string }> {
+  return runWrite(createGrantWrite(db, g));
 }
 
 export async function getGrant(db: Executor, id: string): Promise<Grant | undefined> {

@@ -1,16 +1,16 @@
 import { usedJtis } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
+import { runGuard, type GuardWrite } from "./write";
 
 /**
  * Records that `issuer` used `jti` and says whether this is the first time. The row lives until
  * the assertion would have expired anyway, after which the maintenance sweep removes it.
  */
-export async function consumeJtiOnce(db: Executor, issuer: string, jti: string, expiresAt: Date): Promise<boolean> {
-  const rows = await db
-    .insert(usedJtis)
-    .values({ issuer, jti, expiresAt })
-    .onConflictDoNothing()
-    .returning({ jti: usedJtis.jti });
-  return rows.length === 1;
+export function consumeJtiOnceWrite(db: Executor, issuer: string, jti: string, expiresAt: Date): GuardWrite {
+  return { guard: db.insert(usedJtis).values({ issuer, jti, expiresAt }).onConflictDoNothing().returning({ jti: usedJtis.jti }) };
+}
+
+export function consumeJtiOnce(db: Executor, issuer: string, jti: string, expiresAt: Date): Promise<boolean> {
+  return runGuard(consumeJtiOnceWrite(db, issuer, jti, expiresAt));
 }
 

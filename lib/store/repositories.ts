@@ -161,4 +161,11 @@ export interface Store extends Repositories {
   };
   /** Runs `fn` in one database transaction: all its writes commit together, or none do. */
   transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>;
+  /**
+   * Like `transaction`, and cheaper for work that reads, then inserts behind a guard (a grant):
+   * its writes are first sent as one statement, and only when that cannot be (a guard lost, a
+   * revocation, a read after a write) does it run again in a transaction
+   * (lib/store/write.ts). So `fn` may run twice and must do nothing outside `tx` that matters.
+   */
+  atomically<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>;
 }

@@ -2,6 +2,7 @@ import { and, inArray, eq, isNull, or } from "drizzle-orm";
 import { refreshTokenFamilies, tokenRevocations, tokens } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
+import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
 export type StoredToken = typeof tokens.$inferSelect;
 export type RefreshFamily = typeof refreshTokenFamilies.$inferSelect;
@@ -25,11 +26,14 @@ export type NewStoredToken = {
  * Stores an opaque token by the SHA-256 of its value; returns the value (shown once) and the row
  * id (its `jti`). The value is 256 random bits unless the caller derived one of the same strength.
  */
-export async function insertOpaqueToken(db: Executor, t: NewStoredToken & { value?: string }): Promise<{ value: string; id: string }> {
+export function insertOpaqueTokenWrite(db: Executor, t: NewStoredToken & { value?: string }): Write<{ value: string; id: string }> {
   const { value = randomToken(32), ...row } = t;
   const id = randomToken(16);
-  await db.insert(tokens).values({ id, tokenHash: sha256(value), familyId: null, actor: null, ...row });
-  return { value, id };
+  return { query: db.insert(tokens).values({ id, tokenHash: sha256(value), familyId: null, actor: null, ...row }), result: { value, id } };
+}
+
+export function insertOpaqueToken(db: Executor, t: NewStoredToken & { value?: string }): Promise<{ value: string; id: string }> {
+  return runWrite(insertOpaqueTokenWrite(db, t));
 }
 
 /** The stored token with this value, whatever its state; callers decide what revoked/expired/rotated mean. */
@@ -47,13 +51,18 @@ export async function revokeStoredToken(db: Executor, id: string, now: Date): Pr
  * Marks a refresh token as exchanged for its successor. Exactly one concurrent caller wins;
  * the others see `false` and must treat the request as reuse.
  */
-export async function markRotated(db: Executor, id: string, now: Date): Promise<boolean> {
-  const rows = await db
-    .update(tokens)
-    .set({ rotatedAt: now })
-    .where(and(eq(tokens.id, id), isNull(tokens.rotatedAt), isNull(tokens.revokedAt)))
-    .returning({ id: tokens.id });
-  return rows.length === 1;
+export function markRotatedWrite(db: Executor, id: string, now: Date): GuardWrite {
+  return {
+    guard: db
+      .update(tokens)
+      .set({ rotatedAt: now })
+      .where(and(eq(tokens.id, id), isNull(tokens.rotatedAt), isNull(tokens.revokedAt)))
+      .returning({ id: tokens.id }),
+  };
+}
+
+export function markRotated(db: Executor, id: string, now: Date): Promise<boolean> {
+  return runGuard(markRotatedWrite(db, id, now));
 }
 
 export type NewFamily = {
@@ -68,10 +77,13 @@ export type NewFamily = {
   expiresAt: Date;
 };
 
-export async function createRefreshFamily(db: Executor, f: NewFamily): Promise<{ id: string }> {
+export function createRefreshFamilyWrite(db: Executor, f: NewFamily): Write<{ id: string }> {
   const id = randomToken(16);
-  await db.insert(refreshTokenFamilies).values({ id, actor: null, ...f });
-  return { id };
+  return { query: db.insert(refreshTokenFamilies).values({ id, actor: null, ...f }), result: { id } };
+}
+
+export function createRefreshFamily(db: Executor, f: NewFamily): Promise<{ id: string }> {
+  return runWrite(createRefreshFamilyWrite(db, f));
 }
 
 export async function getRefreshFamily(db: Executor, id: string): Promise<RefreshFamily | undefined> {

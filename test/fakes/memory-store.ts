@@ -84,6 +84,14 @@ export class MemoryStore {
   /** The next write with this name throws (once). */
   failNext: string | null = null;
   transactions = 0;
+
+  private async transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    this.transactions += 1;
+    const draft = cloneState(this.state);
+    const result = await fn(this.repositories(() => draft));
+    this.state = draft;
+    return result;
+  }
   /** The time the repositories stamp and compare with; a test moves it instead of sleeping. */
   readonly clock = new FakeClock(Date.now());
 
@@ -402,13 +410,9 @@ export class MemoryStore {
       activeTokens: { through: (_token, load) => load() },
       grantClaims: { userinfo: (grantId) => Promise.resolve(this.state.grants.get(grantId)?.claims?.userinfo ?? []) },
       rateLimits: { hit: (_key, limit, windowSeconds) => Promise.resolve({ allowed: true, count: 1, limit, retryAfterSeconds: windowSeconds }) },
-      transaction: async (fn) => {
-        this.transactions += 1;
-        const draft = cloneState(this.state);
-        const result = await fn(this.repositories(() => draft));
-        this.state = draft;
-        return result;
-      },
+      transaction: (fn) => this.transaction(fn),
+      // The Drizzle store's one-statement first try is an optimisation with the same outcome.
+      atomically: (fn) => this.transaction(fn),
     };
   }
 }

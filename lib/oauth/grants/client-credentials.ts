@@ -23,12 +23,12 @@ export const clientCredentialsGrant: Grant = {
     const scopes = [...protocolScopes.filter((s) => s !== "offline_access"), ...(target?.scopes ?? [])];
     const api = target ? apiTokenContext(target, await g.store.roles.for({ clientId: client.id }, target.api.id)) : {};
     const env = { ...(await issueEnvOf(g.store, g.issuer)), primaryDomain: g.settings.primaryDomain, client, scopes, ...api };
-    // A JWT is written nowhere. An opaque token needs its grant: one transaction for the grant,
+    // A JWT is written nowhere. An opaque token needs its grant: one atomic write of the grant,
     // its token and the audit event, so one commit instead of three and never a grant alone.
     const at =
       (env.format ?? client.accessTokenType) !== "opaque"
         ? await issueAccessToken({ ...env, grantId: null })
-        : await g.store.transaction(async (tx) => {
+        : await g.store.atomically(async (tx) => {
             const grantId = await grantForOpaque(tx, client, { userId: null, grantType: GRANT.clientCredentials, scopes });
             const issued = await issueAccessToken({ ...env, repos: tx, grantId });
             await tx.audit.record(g.audit, {

@@ -14,9 +14,11 @@ export class CommittedRefusal {
 }
 
 /**
- * Runs a grant in one database transaction: the code marked used or the refresh token rotated,
- * the grant, the tokens and the audit event commit together or not at all, so a failure half-way
- * (database error, process killed) leaves the code or refresh token usable for the retry.
+ * Runs a grant atomically: the code marked used or the refresh token rotated, the grant, the
+ * tokens and the audit event commit together or not at all, so a failure half-way (database
+ * error, process killed) leaves the code or refresh token usable for the retry. Usually that is
+ * one statement with no transaction around it; a lost race or a revocation runs `fn` again in a
+ * transaction (`Store.atomically`, lib/store/write.ts), so `fn` works only through `env.repos`.
  *
  * The per-process caches (signing key, settings) are read before the transaction opens and passed
  * in: a cache must not be filled from a transaction that may still roll back, and on PGlite (one
@@ -25,7 +27,7 @@ export class CommittedRefusal {
  */
 export async function grantTransaction<T>(g: GrantRequest, fn: (env: IssueEnv) => Promise<T | CommittedRefusal>): Promise<T> {
   const signingKey = await g.store.keys.signing();
-  const outcome = await g.store.transaction((repos) => fn({ repos, issuer: g.issuer, signingKey, primaryDomain: g.settings.primaryDomain }));
+  const outcome = await g.store.atomically((repos) => fn({ repos, issuer: g.issuer, signingKey, primaryDomain: g.settings.primaryDomain }));
   if (outcome instanceof CommittedRefusal) throw outcome.error;
   return outcome;
 }
