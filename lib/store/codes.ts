@@ -1,7 +1,9 @@
 import { and, eq, isNull } from "drizzle-orm";
-import { authorizationCodes } from "@/db/schema";
+import { authorizationCodes, grants, sessions, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
+import type { Grant } from "./grants";
+import type { User } from "./users";
 import { runGuard, type GuardWrite } from "./write";
 
 export type AuthorizationCode = typeof authorizationCodes.$inferSelect;
@@ -31,6 +33,34 @@ export async function createAuthorizationCode(db: Executor, c: NewAuthorizationC
     expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000),
   });
   return code;
+}
+
+/** A code and what redeeming it checks: its grant, its user, and whether its session has ended. */
+export type Redemption = { code: AuthorizationCode; grant: Grant | undefined; user: User | undefined; sessionEnded: boolean };
+
+/**
+ * The stored code (used or not) with its grant, user and session, in one query: the code grant
+ * reads them all before it writes (lib/oauth/grants/authorization-code.ts). A code without a
+ * session never has an ended one; a code whose session is gone, ended or expired has.
+ */
+export async function findCodeForRedemption(db: Executor, code: string, now: Date): Promise<Redemption | undefined> {
+  const [row] = await db
+    .select({
+      code: authorizationCodes,
+      grant: grants,
+      user: users,
+      // `id` first: Drizzle makes a left-joined object null when its first column is null.
+      session: { id: sessions.id, endedAt: sessions.endedAt, absoluteExpiresAt: sessions.absoluteExpiresAt },
+    })
+    .from(authorizationCodes)
+    .leftJoin(grants, eq(grants.id, authorizationCodes.grantId))
+    .leftJoin(users, eq(users.id, authorizationCodes.userId))
+    .leftJoin(sessions, eq(sessions.id, authorizationCodes.sessionId))
+    .where(eq(authorizationCodes.codeHash, sha256(code)));
+  if (!row) return undefined;
+  const s = row.session;
+  const sessionEnded = row.code.sessionId !== null && (!s || s.endedAt !== null || s.absoluteExpiresAt <= now);
+  return { code: row.code, grant: row.grant ?? undefined, user: row.user ?? undefined, sessionEnded };
 }
 
 /** The stored code, used or not (a used one is how a replay is recognised). */

@@ -7,7 +7,7 @@ import type { Caches } from "./caches";
 import { recordAudit, recordAuditWrite } from "./audit";
 import { completeAuthRequest, createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "./auth-requests";
 import { getClient } from "./clients";
-import { createAuthorizationCode, findAuthorizationCode, markCodeUsed, markCodeUsedWrite } from "./codes";
+import { createAuthorizationCode, findAuthorizationCode, findCodeForRedemption, markCodeUsed, markCodeUsedWrite } from "./codes";
 import { createGrant, createGrantWrite, getGrant, revokeGrant, revokeJti, revokeSessionTokens, sessionEnded } from "./grants";
 import { consumeJtiOnce, consumeJtiOnceWrite } from "./jti";
 import { applyInvalidations, INVALIDATION_CHANNEL, mutate, type Invalidation } from "./invalidation";
@@ -19,6 +19,7 @@ import {
   createRefreshFamily,
   createRefreshFamilyWrite,
   findTokenByValue,
+  findTokenWithGrant,
   getRefreshFamily,
   insertOpaqueToken,
   insertOpaqueTokenWrite,
@@ -54,6 +55,7 @@ export function repositoriesOn(db: Executor, clock: Clock, revoked: () => Promis
     codes: {
       create: (c, now) => createAuthorizationCode(db, c, at(now)),
       find: (code) => findAuthorizationCode(db, code),
+      findForRedemption: (code, now) => findCodeForRedemption(db, code, at(now)),
       markUsed: (hash, now) => markCodeUsed(db, hash, at(now)),
     },
     grants: {
@@ -69,6 +71,7 @@ export function repositoriesOn(db: Executor, clock: Clock, revoked: () => Promis
     tokens: {
       insertOpaque: (t) => insertOpaqueToken(db, t),
       findByValue: (value) => findTokenByValue(db, value),
+      findWithGrant: (value) => findTokenWithGrant(db, value),
       revoke: revoking((id: string, now?: Date) => revokeStoredToken(db, id, at(now))),
       markRotated: (id, now) => markRotated(db, id, at(now)),
       createFamily: (f) => createRefreshFamily(db, f),
@@ -129,6 +132,7 @@ function batchedRepositories(db: Executor, clock: Clock, batch: WriteBatch): Rep
     codes: {
       create: refuse("codes.create"),
       find: beforeWrites("codes.find", direct.codes.find),
+      findForRedemption: beforeWrites("codes.findForRedemption", direct.codes.findForRedemption),
       markUsed: (hash, now) => batch.guard(markCodeUsedWrite(db, hash, at(now))),
     },
     grants: {
@@ -142,6 +146,7 @@ function batchedRepositories(db: Executor, clock: Clock, batch: WriteBatch): Rep
     tokens: {
       insertOpaque: (t) => batch.add(insertOpaqueTokenWrite(db, t)),
       findByValue: beforeWrites("tokens.findByValue", direct.tokens.findByValue),
+      findWithGrant: beforeWrites("tokens.findWithGrant", direct.tokens.findWithGrant),
       revoke: refuse("tokens.revoke"),
       markRotated: (id, now) => batch.guard(markRotatedWrite(db, id, at(now))),
       createFamily: (f) => batch.add(createRefreshFamilyWrite(db, f)),

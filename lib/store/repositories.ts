@@ -5,7 +5,7 @@ import type { completeAuthRequest, createAuthRequest, findPendingAuthRequest, up
 import type { Client } from "./clients";
 import type { Api, rolesByApi, rolesFor } from "./apis";
 import type { consentsOf, grantConsent } from "./consents";
-import type { createAuthorizationCode, findAuthorizationCode, markCodeUsed } from "./codes";
+import type { createAuthorizationCode, findAuthorizationCode, findCodeForRedemption, markCodeUsed } from "./codes";
 import type { createGrant, getGrant, revokeGrant, revokeSessionTokens, sessionEnded } from "./grants";
 import type { RateLimitResult } from "./rate-limit";
 import type { createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession } from "./sessions";
@@ -14,6 +14,7 @@ import type { ActiveKey } from "./signing-keys";
 import type {
   createRefreshFamily,
   findTokenByValue,
+  findTokenWithGrant,
   getRefreshFamily,
   insertOpaqueToken,
   isAccessTokenRevoked,
@@ -40,6 +41,8 @@ type NowOptional<A extends unknown[]> = A extends [...infer H, Date] ? [...H, Da
 export interface CodeRepository {
   create: On<typeof createAuthorizationCode>;
   find: On<typeof findAuthorizationCode>;
+  /** The code with its grant, user and session state, in one read (the code grant's). */
+  findForRedemption: On<typeof findCodeForRedemption>;
   /** False when the code was already used: concurrent redemptions meet here, and one wins. */
   markUsed: On<typeof markCodeUsed>;
 }
@@ -56,6 +59,8 @@ export interface GrantRepository {
 export interface TokenRepository {
   insertOpaque: On<typeof insertOpaqueToken>;
   findByValue: On<typeof findTokenByValue>;
+  /** The token with its family, grant and user, in one read (the refresh grant's). */
+  findWithGrant: On<typeof findTokenWithGrant>;
   revoke: On<typeof revokeStoredToken>;
   /** False when the refresh token was rotated already (a concurrent or repeated presentation). */
   markRotated: On<typeof markRotated>;

@@ -1,7 +1,9 @@
 import { and, inArray, eq, isNull, or } from "drizzle-orm";
-import { refreshTokenFamilies, tokenRevocations, tokens } from "@/db/schema";
+import { grants, refreshTokenFamilies, tokenRevocations, tokens, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
+import type { Grant } from "./grants";
+import type { User } from "./users";
 import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
 export type StoredToken = typeof tokens.$inferSelect;
@@ -40,6 +42,21 @@ export function insertOpaqueToken(db: Executor, t: NewStoredToken & { value?: st
 export async function findTokenByValue(db: Executor, value: string): Promise<StoredToken | undefined> {
   const [t] = await db.select().from(tokens).where(eq(tokens.tokenHash, sha256(value)));
   return t;
+}
+
+/** A stored token with its refresh family, grant and user (each undefined when it has none, or it is gone). */
+export type TokenWithGrant = { token: StoredToken; family: RefreshFamily | undefined; grant: Grant | undefined; user: User | undefined };
+
+/** `findTokenByValue` and what the refresh grant checks with it, in one query. */
+export async function findTokenWithGrant(db: Executor, value: string): Promise<TokenWithGrant | undefined> {
+  const [row] = await db
+    .select({ token: tokens, family: refreshTokenFamilies, grant: grants, user: users })
+    .from(tokens)
+    .leftJoin(refreshTokenFamilies, eq(refreshTokenFamilies.id, tokens.familyId))
+    .leftJoin(grants, eq(grants.id, tokens.grantId))
+    .leftJoin(users, eq(users.id, tokens.userId))
+    .where(eq(tokens.tokenHash, sha256(value)));
+  return row && { token: row.token, family: row.family ?? undefined, grant: row.grant ?? undefined, user: row.user ?? undefined };
 }
 
 /** Revokes one stored token (opaque access or refresh token). */

@@ -157,6 +157,11 @@ export class MemoryStore {
           return Promise.resolve(code);
         },
         find: (code) => Promise.resolve(s().codes.get(sha256(code))),
+        findForRedemption: (code) => {
+          const c = s().codes.get(sha256(code));
+          // Sessions of codes never end here (grants.sessionEnded).
+          return Promise.resolve(c && { code: c, grant: s().grants.get(c.grantId), user: this.users.get(c.userId), sessionEnded: false });
+        },
         markUsed: (hash, now = dateOf(this.clock)) => {
           this.write("codes.markUsed");
           const c = s().codes.get(hash);
@@ -215,6 +220,12 @@ export class MemoryStore {
           return Promise.resolve({ value, id });
         },
         findByValue: (value) => Promise.resolve([...s().tokens.values()].find((t) => t.tokenHash === sha256(value))),
+        findWithGrant: (value) => {
+          const t = [...s().tokens.values()].find((x) => x.tokenHash === sha256(value));
+          return Promise.resolve(
+            t && { token: t, family: t.familyId ? s().families.get(t.familyId) : undefined, grant: s().grants.get(t.grantId), user: t.userId ? this.users.get(t.userId) : undefined },
+          );
+        },
         revoke: (id, now = dateOf(this.clock)) => {
           this.write("tokens.revoke");
           const t = s().tokens.get(id);

@@ -26,8 +26,10 @@ export const authorizationCodeGrant: Grant = {
     // commit together. Concurrent redemptions meet at markCodeUsed, which exactly one wins.
     return grantTransaction(g, async (env) => {
       const tx = env.repos;
-      const code = await tx.codes.find(p.code);
-      if (!code) throw new InvalidGrant(INVALID);
+      // The code, its grant, its user and its session in one read.
+      const found = await tx.codes.findForRedemption(p.code);
+      if (!found) throw new InvalidGrant(INVALID);
+      const { code, grant, user } = found;
       // RFC 6749 4.1.2: a code used twice is denied, and what it produced is revoked (whoever replays it).
       if (code.usedAt) return replay(tx, g, code);
       if (code.clientId !== client.id) throw new InvalidGrant(INVALID);
@@ -35,11 +37,9 @@ export const authorizationCodeGrant: Grant = {
       if (code.redirectUri !== p.redirect_uri) throw new InvalidGrant("redirect_uri does not match the authorization request.");
       verifyPkce(code, p.code_verifier, client.authMethod === "none");
 
-      const grant = await tx.grants.get(code.grantId);
       if (!grant || grant.revokedAt) throw new InvalidGrant(INVALID);
-      const user = await tx.users.get(code.userId);
       if (!user || user.locked) throw new InvalidGrant("The user of this authorization code is no longer active.");
-      if (code.sessionId && (await tx.grants.sessionEnded(code.sessionId))) throw new InvalidGrant("The session of this authorization code has ended.");
+      if (found.sessionEnded) throw new InvalidGrant("The session of this authorization code has ended.");
       // RFC 8707 2.2: the resource asked for here must be one the authorization request named.
       const api = tokenTarget(apis, client, grant, resourcesOf(g.form));
       if (!(await tx.codes.markUsed(code.codeHash))) return replay(tx, g, code);

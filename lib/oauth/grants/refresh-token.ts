@@ -1,7 +1,7 @@
 import { dateOf } from "@/lib/clock";
 import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import type { Grant as StoredGrant } from "@/lib/store/grants";
-import type { RefreshFamily, StoredToken } from "@/lib/store/tokens";
+import type { RefreshFamily, StoredToken, TokenWithGrant } from "@/lib/store/tokens";
 import type { User } from "@/lib/store/users";
 import { isStoredTokenActive } from "../access-token";
 import { InvalidGrant } from "@/lib/protocol/errors";
@@ -38,13 +38,15 @@ export const refreshTokenGrant: Grant = {
     const presented: Presented = { value: p.refresh_token, scope: p.scope, resources: resourcesOf(g.form), apis: await g.store.apis.list() };
     const client = g.client!;
     return grantTransaction(g, async (env) => {
-      const t = await env.repos.tokens.findByValue(presented.value);
-      if (!t || t.kind !== "refresh" || !t.familyId) throw new InvalidGrant(INVALID);
+      // The token, its family, grant and user in one read.
+      const found = await env.repos.tokens.findWithGrant(presented.value);
+      const t = found?.token;
+      if (!found || !t || t.kind !== "refresh" || !t.familyId) throw new InvalidGrant(INVALID);
       if (t.clientId !== client.id) throw new InvalidGrant(INVALID);
       const now = dateOf(env.repos.clock);
       if (t.rotatedAt) return presentedAgain(g, env, t, presented, now);
       if (t.revokedAt || t.expiresAt <= now) throw new InvalidGrant(INVALID);
-      const { family, grant, user } = await liveFamily(env, t);
+      const { family, grant, user } = liveFamily(found);
       const scopes = narrowScopes(parseScopeTokens(presented.scope), family.scopes);
       // Concurrent uses of one token meet here: one rotates, the others see it rotated (or revoked).
       if (!(await env.repos.tokens.markRotated(t.id, now))) return presentedAgain(g, env, (await env.repos.tokens.findByValue(presented.value))!, presented, now);
@@ -63,12 +65,9 @@ export const refreshTokenGrant: Grant = {
 };
 
 /** The token's family, grant and user, when all are still live; `invalid_grant` otherwise. */
-async function liveFamily(env: IssueEnv, t: StoredToken): Promise<{ family: RefreshFamily; grant: StoredGrant; user: User | null }> {
-  const family = await env.repos.tokens.getFamily(t.familyId!);
+function liveFamily({ token: t, family, grant, user }: TokenWithGrant): { family: RefreshFamily; grant: StoredGrant; user: User | null } {
   if (!family || family.revokedAt) throw new InvalidGrant(INVALID);
-  const grant = await env.repos.grants.get(t.grantId);
   if (!grant || grant.revokedAt) throw new InvalidGrant(INVALID);
-  const user = t.userId ? await env.repos.users.get(t.userId) : undefined;
   if (t.userId && (!user || user.locked)) throw new InvalidGrant("The user of this refresh token is no longer active.");
   return { family, grant, user: user ?? null };
 }
@@ -120,9 +119,10 @@ async function presentedAgain(g: GrantRequest, env: IssueEnv, t: StoredToken, pr
   const interval = refreshReuseIntervalSeconds(g.settings);
   if (interval > 0 && t.rotatedAt && !t.revokedAt && now.getTime() - t.rotatedAt.getTime() <= interval * 1000) {
     const value = successorValue(g.masterKey, presented.value);
-    const successor = await env.repos.tokens.findByValue(value);
-    if (successor && successor.familyId === t.familyId && !successor.rotatedAt && isStoredTokenActive(successor, now)) {
-      const { family, grant, user } = await liveFamily(env, successor);
+    const found = await env.repos.tokens.findWithGrant(value);
+    const successor = found?.token;
+    if (found && successor && successor.familyId === t.familyId && !successor.rotatedAt && isStoredTokenActive(successor, now)) {
+      const { family, grant, user } = liveFamily(found);
       const scopes = narrowScopes(parseScopeTokens(presented.scope), family.scopes);
       const body = await issueFrom(env, g, successor, family, grant, user, scopes, presented, { existingRefreshToken: value });
       await env.repos.audit.record(g.audit, {
