@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditEvents, authorizationCodes } from "@/db/schema";
@@ -183,6 +183,26 @@ describe("sign-in and the code flow", () => {
     expect(again.status).toBe(400);
     const events = await t.inst.db.select().from(auditEvents).where(eq(auditEvents.action, "user.signin"));
     expect(events.length).toBeGreaterThan(0);
+  });
+
+  it("concurrent callbacks of one request: exactly one code, the others refused, one grant answered", async () => {
+    const b = new Browser(t);
+    const start = await b.authorize({ ...base(), client_id: publicClientId, code_challenge: challenge, code_challenge_method: "S256" });
+    const id = authRequestOf(start);
+    await b.post("loginname", id, { loginName: "alice" });
+    const loc = (await b.post("password", id, { password: "correct horse battery" })).headers.get("location")!;
+    expect(loc).toMatch(/^\/oauth\/v2\/authorize\/callback/);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => b.callback(loc)));
+    const codes = answers.filter((r) => r.status === 302 && redirectParams(r).get("code")).map((r) => redirectParams(r).get("code")!);
+    expect(codes).toHaveLength(1);
+    // A loser that found the request still pending answers the client with an error; one that
+    // came after the winner finds none (400).
+    const losers = answers.filter((r) => !(r.status === 302 && redirectParams(r).get("code")));
+    for (const r of losers) expect(r.status === 400 || redirectParams(r).get("error") === "invalid_request").toBe(true);
+    const [row] = await t.inst.db.select().from(authorizationCodes).where(eq(authorizationCodes.codeHash, sha256(codes[0]!)));
+    const authorized = await t.inst.db.select().from(auditEvents).where(and(eq(auditEvents.action, "oauth.authorized"), eq(auditEvents.targetId, row!.grantId)));
+    expect(authorized).toHaveLength(1);
+    expect(await t.inst.db.select().from(authorizationCodes).where(eq(authorizationCodes.grantId, row!.grantId))).toHaveLength(1);
   });
 
   it("the session is then used silently, also with prompt=none; prompt=login asks again", async () => {

@@ -13,7 +13,8 @@ import { apiTokenContext, issueAccessToken, issueIdToken } from "./tokens";
 
 /**
  * Answers a pending authorization request for a session: a single-use code (code flow) or the
- * tokens (implicit flow), delivered in the request's response mode. One transaction consumes the
+ * tokens (implicit flow), delivered in the request's response mode. One atomic write (one
+ * statement, or a transaction when a replayed callback lost the race: Store.atomically) consumes the
  * request and writes the grant, the code or tokens and the audit event, so a replayed callback
  * cannot mint a second code, and a failure half-way leaves the request pending, not half-answered.
  */
@@ -36,13 +37,13 @@ export async function completeAuthorization(
   if (!user || user.locked) throw new LoginRequired("The user can no longer sign in.");
   // OIDC Core 5.5.1: a request for a specific sub is never answered with another user's tokens.
   if (!subjectAllowed(req.claims, user.id)) throw new LoginRequired("The signed-in user is not the subject the request asked for.");
-  // Read from the engine's caches before the transaction opens (grants/transaction.ts says why).
+  // Read from the engine's caches before the write (grants/transaction.ts says why).
   const signingKey = req.responseType === "code" ? undefined : await inst.store.keys.signing();
   // The implicit flow's access token is for the first API the request named (RFC 8707), if any.
   const target = req.responseType === "id_token token" ? tokenTarget(await inst.store.apis.list(), client, req, []) : null;
   const apiContext = target ? apiTokenContext(target, await inst.store.roles.for({ userId: user.id }, target.api.id)) : {};
 
-  return inst.store.transaction(async (tx) => {
+  return inst.store.atomically(async (tx) => {
     if (!(await tx.authRequests.complete(authRequestId))) throw new InvalidRequest("This authorization request was already answered.");
     await tx.sessions.touch(session.id, settings.lifetimes);
     const grantType = req.responseType === "code" ? "authorization_code" : "implicit";

@@ -2,6 +2,7 @@ import { and, eq, gt, isNull, lt } from "drizzle-orm";
 import { authRequests } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
+import { runGuard, type GuardWrite } from "./write";
 
 export type AuthRequest = typeof authRequests.$inferSelect;
 export type NewAuthRequest = Omit<typeof authRequests.$inferInsert, "idHash" | "createdAt" | "expiresAt" | "completedAt">;
@@ -64,13 +65,18 @@ export async function takeWebauthnChallenge(db: Executor, id: string): Promise<s
 }
 
 /** Marks the request used; false when another request got there first (it is single-use). */
-export async function completeAuthRequest(db: Executor, id: string, now: Date): Promise<boolean> {
-  const rows = await db
-    .update(authRequests)
-    .set({ completedAt: now })
-    .where(and(eq(authRequests.idHash, sha256(id)), isNull(authRequests.completedAt)))
-    .returning({ h: authRequests.idHash });
-  return rows.length === 1;
+export function completeAuthRequestWrite(db: Executor, id: string, now: Date): GuardWrite {
+  return {
+    guard: db
+      .update(authRequests)
+      .set({ completedAt: now })
+      .where(and(eq(authRequests.idHash, sha256(id)), isNull(authRequests.completedAt)))
+      .returning({ h: authRequests.idHash }),
+  };
+}
+
+export function completeAuthRequest(db: Executor, id: string, now: Date): Promise<boolean> {
+  return runGuard(completeAuthRequestWrite(db, id, now));
 }
 
 export async function purgeExpiredAuthRequests(db: Executor, now: Date): Promise<void> {

@@ -4,7 +4,7 @@ import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import type { Grant } from "./grants";
 import type { User } from "./users";
-import { runGuard, type GuardWrite } from "./write";
+import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
 export type AuthorizationCode = typeof authorizationCodes.$inferSelect;
 
@@ -24,15 +24,19 @@ export type NewAuthorizationCode = {
 };
 
 /** Creates a single-use code (256 random bits) stored by its SHA-256; returns the code, shown once. */
-export async function createAuthorizationCode(db: Executor, c: NewAuthorizationCode, now: Date): Promise<string> {
+export function createAuthorizationCodeWrite(db: Executor, c: NewAuthorizationCode, now: Date): Write<string> {
   const code = randomToken(32);
   const { lifetimeSeconds, ...rest } = c;
-  await db.insert(authorizationCodes).values({
+  const query = db.insert(authorizationCodes).values({
     ...rest,
     codeHash: sha256(code),
     expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000),
   });
-  return code;
+  return { query, result: code };
+}
+
+export function createAuthorizationCode(db: Executor, c: NewAuthorizationCode, now: Date): Promise<string> {
+  return runWrite(createAuthorizationCodeWrite(db, c, now));
 }
 
 /** A code and what redeeming it checks: its grant, its user, and whether its session has ended. */

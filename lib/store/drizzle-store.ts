@@ -5,15 +5,15 @@ import { sha256 } from "@/lib/crypto";
 import { dateOf, type Clock } from "@/lib/clock";
 import type { Caches } from "./caches";
 import { recordAudit, recordAuditWrite } from "./audit";
-import { completeAuthRequest, createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "./auth-requests";
+import { completeAuthRequest, completeAuthRequestWrite, createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "./auth-requests";
 import { getClient } from "./clients";
-import { createAuthorizationCode, findAuthorizationCode, findCodeForRedemption, markCodeUsed, markCodeUsedWrite } from "./codes";
+import { createAuthorizationCode, createAuthorizationCodeWrite, findAuthorizationCode, findCodeForRedemption, markCodeUsed, markCodeUsedWrite } from "./codes";
 import { createGrant, createGrantWrite, getGrant, revokeGrant, revokeJti, revokeSessionTokens, sessionEnded } from "./grants";
 import { consumeJtiOnce, consumeJtiOnceWrite } from "./jti";
 import { applyInvalidations, INVALIDATION_CHANNEL, mutate, type Invalidation } from "./invalidation";
 import { hitRateLimit } from "./rate-limit";
 import type { Repositories, Store } from "./repositories";
-import { createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession } from "./sessions";
+import { createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession, touchSessionWrite } from "./sessions";
 import { getSettings } from "./settings";
 import {
   createRefreshFamily,
@@ -112,8 +112,8 @@ export function repositoriesOn(db: Executor, clock: Clock, revoked: () => Promis
  * The repositories for `Store.atomically`'s first try: reads go to the database as they come,
  * inserts and guards are collected in `batch` and sent as one statement at the end (write.ts).
  * What one statement cannot do throws `NeedsTransaction`, and the work runs again in a
- * transaction: every other write (revocations, sessions, consents, authorization requests), and a
- * read of what the work may have written already. Users, roles and consents are never written by
+ * transaction: every other write (revocations, new sessions and browsers, consents, new or
+ * changed authorization requests), and a read of what the work may have written already. Users, roles and consents are never written by
  * such work, so reading them after a write is fine.
  */
 function batchedRepositories(db: Executor, clock: Clock, batch: WriteBatch): Repositories {
@@ -130,7 +130,7 @@ function batchedRepositories(db: Executor, clock: Clock, batch: WriteBatch): Rep
   return {
     ...direct,
     codes: {
-      create: refuse("codes.create"),
+      create: (c, now) => batch.add(createAuthorizationCodeWrite(db, c, at(now))),
       find: beforeWrites("codes.find", direct.codes.find),
       findForRedemption: beforeWrites("codes.findForRedemption", direct.codes.findForRedemption),
       markUsed: (hash, now) => batch.guard(markCodeUsedWrite(db, hash, at(now))),
@@ -158,7 +158,7 @@ function batchedRepositories(db: Executor, clock: Clock, batch: WriteBatch): Rep
       createUserAgent: refuse("sessions.createUserAgent"),
       findUserAgent: beforeWrites("sessions.findUserAgent", direct.sessions.findUserAgent),
       live: beforeWrites("sessions.live", direct.sessions.live),
-      touch: refuse("sessions.touch"),
+      touch: (id, lifetimes, now) => batch.add(touchSessionWrite(db, id, lifetimes, at(now))),
       end: refuse("sessions.end"),
       openIdsOfUser: beforeWrites("sessions.openIdsOfUser", direct.sessions.openIdsOfUser),
     },
@@ -166,7 +166,7 @@ function batchedRepositories(db: Executor, clock: Clock, batch: WriteBatch): Rep
       create: refuse("authRequests.create"),
       findPending: beforeWrites("authRequests.findPending", direct.authRequests.findPending),
       update: refuse("authRequests.update"),
-      complete: refuse("authRequests.complete"),
+      complete: (id, now) => batch.guard(completeAuthRequestWrite(db, id, at(now))),
     },
     consents: { of: direct.consents.of, grant: refuse("consents.grant") },
     audit: { record: (actor, event) => batch.add(recordAuditWrite(db, actor, event)) },

@@ -2,6 +2,7 @@ import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { passwordCredentials, sessions, userAgents, userFactors, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
+import { runWrite, type Write } from "./write";
 
 export type Session = typeof sessions.$inferSelect;
 export type SessionWithUser = Session & {
@@ -128,14 +129,19 @@ export async function recordSecondFactor(db: Executor, sessionId: string, amr: s
 }
 
 /** Marks activity: the idle expiry moves forward, never past the absolute expiry. */
-export async function touchSession(db: Executor, sessionId: string, lifetimes: SessionLifetimes, now: Date): Promise<void> {
-  await db
+export function touchSessionWrite(db: Executor, sessionId: string, lifetimes: SessionLifetimes, now: Date): Write<void> {
+  const query = db
     .update(sessions)
     .set({
       lastActiveAt: now,
       idleExpiresAt: sql`least(${sessions.absoluteExpiresAt}, ${new Date(now.getTime() + lifetimes.sessionIdle * 1000).toISOString()}::timestamptz)`,
     })
     .where(eq(sessions.id, sessionId));
+  return { query, result: undefined };
+}
+
+export function touchSession(db: Executor, sessionId: string, lifetimes: SessionLifetimes, now: Date): Promise<void> {
+  return runWrite(touchSessionWrite(db, sessionId, lifetimes, now));
 }
 
 /**
