@@ -1,6 +1,6 @@
 import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Engine } from "@/lib/engine";
-import type { AuthRequest } from "@/lib/store/auth-requests";
+import type { AuthRequest, NewAuthRequest } from "@/lib/store/auth-requests";
 import type { Client } from "@/lib/store/clients";
 import type { SessionWithUser } from "@/lib/store/sessions";
 import type { Settings } from "@/lib/store/settings";
@@ -20,7 +20,8 @@ import { apiTokenContext, issueAccessToken, issueIdToken } from "./tokens";
  */
 export async function completeAuthorization(
   inst: Engine,
-  authRequestId: string,
+  /** Null for a request answered at once, which was never stored (unstoredAuthRequest). */
+  authRequestId: string | null,
   req: AuthRequest,
   client: Client,
   session: SessionWithUser,
@@ -44,7 +45,7 @@ export async function completeAuthorization(
   const apiContext = target ? apiTokenContext(target, await inst.store.roles.for({ userId: user.id }, target.api.id)) : {};
 
   return inst.store.atomically(async (tx) => {
-    if (!(await tx.authRequests.complete(authRequestId))) throw new InvalidRequest("This authorization request was already answered.");
+    if (authRequestId !== null && !(await tx.authRequests.complete(authRequestId))) throw new InvalidRequest("This authorization request was already answered.");
     await tx.sessions.touch(session.id, settings.lifetimes);
     const grantType = req.responseType === "code" ? "authorization_code" : "implicit";
     const grant = await tx.grants.create({
@@ -111,4 +112,43 @@ export async function completeAuthorization(
     const idToken = await issueIdToken({ ...tokenCtx, withAccessToken: false });
     return deliverAuthorizationResponse(ctx, { id_token: idToken, state: req.state ?? undefined });
   });
+}
+
+/**
+ * The request as it would be stored, for one the authorization endpoint answers at once (a live
+ * session, nothing to ask). No page comes back for it, so it is never stored, and there is no
+ * callback that could replay it (lib/oauth/authorize.ts): two statements fewer on the commonest
+ * path of a signed-in user.
+ */
+export function unstoredAuthRequest(data: NewAuthRequest, now: Date): AuthRequest {
+  return {
+    idHash: "",
+    userAgentId: data.userAgentId,
+    clientId: data.clientId,
+    redirectUri: data.redirectUri,
+    responseType: data.responseType,
+    responseMode: data.responseMode,
+    scopes: data.scopes,
+    state: data.state ?? null,
+    nonce: data.nonce ?? null,
+    codeChallenge: data.codeChallenge ?? null,
+    codeChallengeMethod: data.codeChallengeMethod ?? null,
+    prompt: data.prompt ?? [],
+    maxAge: data.maxAge ?? null,
+    loginHint: data.loginHint ?? null,
+    hintSubject: data.hintSubject ?? null,
+    claims: data.claims ?? null,
+    acrValues: data.acrValues ?? [],
+    webauthnChallenge: null,
+    resources: data.resources ?? [],
+    locale: data.locale,
+    loginName: data.loginName ?? null,
+    sessionId: data.sessionId ?? null,
+    formError: null,
+    formValues: null,
+    consentDenied: false,
+    createdAt: now,
+    expiresAt: now,
+    completedAt: now,
+  };
 }

@@ -8,7 +8,8 @@ import { interactionPage, loadPolicyInput, pendingStep } from "@/lib/login/steps
 import { serializeCookie } from "@/lib/session/cookies";
 import { createBrowser, userAgentOfRequest } from "@/lib/session/user-agent";
 import type { Settings } from "@/lib/store/settings";
-import { completeAuthorization } from "./authorize-complete";
+import type { NewAuthRequest } from "@/lib/store/auth-requests";
+import { completeAuthorization, unstoredAuthRequest } from "./authorize-complete";
 import { authorizeErrorPage } from "./authorize-pages";
 import { validateAuthorizeRequest } from "./authorize-request";
 import { AccessDenied, AccountSelectionRequired, ConsentRequired, InteractionRequired, UnmetAuthenticationRequirements, LoginRequired, OAuthError, ServerError } from "@/lib/protocol/errors";
@@ -103,31 +104,30 @@ export async function handleAuthorize(inst: Engine, request: Request): Promise<R
 
     const ua: { id: string; setCookie?: string } = knownUa ?? (await createBrowser(inst.store, inst.config.issuer));
     if (ua.setCookie) cookies.unshift(ua.setCookie);
-    const { id, row } = await inst.store.authRequests.create(
-      {
-        userAgentId: ua.id,
-        clientId: client.id,
-        redirectUri,
-        responseType: req.responseType,
-        responseMode: mode,
-        scopes: req.scopes,
-        resources: req.resources,
-        state: req.state,
-        nonce: req.nonce,
-        codeChallenge: req.codeChallenge,
-        codeChallengeMethod: req.codeChallengeMethod,
-        prompt: req.prompt,
-        maxAge: req.maxAge,
-        loginHint: req.loginHint,
-        hintSubject: req.hintSubject,
-        claims: req.claims,
-        acrValues: req.acrValues,
-        locale,
-        loginName: step.step === "signIn" ? step.loginName : step.step === "reauthenticate" ? step.account.username : null,
-      },
-      now,
-    );
-    if (step.step === "finish") return withCookies(await completeAuthorization(inst, id, row, client, step.account, settings), cookies);
+    const data: NewAuthRequest = {
+      userAgentId: ua.id,
+      clientId: client.id,
+      redirectUri,
+      responseType: req.responseType,
+      responseMode: mode,
+      scopes: req.scopes,
+      resources: req.resources,
+      state: req.state,
+      nonce: req.nonce,
+      codeChallenge: req.codeChallenge,
+      codeChallengeMethod: req.codeChallengeMethod,
+      prompt: req.prompt,
+      maxAge: req.maxAge,
+      loginHint: req.loginHint,
+      hintSubject: req.hintSubject,
+      claims: req.claims,
+      acrValues: req.acrValues,
+      locale,
+      loginName: step.step === "signIn" ? step.loginName : step.step === "reauthenticate" ? step.account.username : null,
+    };
+    // Answered at once: nothing to store (unstoredAuthRequest says why).
+    if (step.step === "finish") return withCookies(await completeAuthorization(inst, null, unstoredAuthRequest(data, now), client, step.account, settings), cookies);
+    const { id } = await inst.store.authRequests.create(data, now);
     const next = interactionPage(step, id);
     // The pages of a signed-in account (consent, second factor, address code) ask for the session
     // the policy chose; the other pages start from nothing.
