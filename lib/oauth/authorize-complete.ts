@@ -34,7 +34,10 @@ export async function completeAuthorization(
     theme: settings.branding,
     texts: req.responseMode === "form_post" ? await pageOverrides(inst, req.locale) : undefined,
   };
-  const user = await inst.store.users.get(session.userId);
+  // The session was read live, with its user unlocked (liveSessions), which is all a code needs;
+  // tokens issued here carry the user's claims, so the implicit flow reads the whole user.
+  const full = req.responseType === "code" ? undefined : await inst.store.users.get(session.userId);
+  const user = req.responseType === "code" ? session.user : full;
   if (!user || user.locked) throw new LoginRequired("The user can no longer sign in.");
   // OIDC Core 5.5.1: a request for a specific sub is never answered with another user's tokens.
   if (!subjectAllowed(req.claims, user.id)) throw new LoginRequired("The signed-in user is not the subject the request asked for.");
@@ -81,13 +84,14 @@ export async function completeAuthorization(
       return deliverAuthorizationResponse(ctx, { code, state: req.state ?? undefined });
     }
 
+    if (!full) throw new LoginRequired("The user can no longer sign in.");
     const tokenCtx = {
       repos: tx,
       issuer: inst.issuer,
       signingKey: signingKey!,
       primaryDomain: settings.primaryDomain,
       client,
-      user,
+      user: full,
       scopes: req.scopes,
       sessionId: session.id,
       grantId: grant.id,
