@@ -6,6 +6,7 @@ import { accountPolicyOf } from "@torii/core/login/account-policy";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadFlow } from "../flow";
 import { FlowExpired } from "../flow-expired";
+import { passwordPolicyMessage } from "../password-policy-message";
 
 export const dynamic = "force-dynamic";
 
@@ -43,7 +44,7 @@ export default async function RegisterPage({ searchParams }: { searchParams: Pro
     if (!raw) return null;
     const [key, ...violations] = raw.split(",");
     if (key !== "passwordPolicy") return t(`errors.${key}`);
-    return `${t("errors.passwordPolicy")} ${violations.map((v) => t(`policy.${v}`, { min: policy.minLength })).join(", ")}.`;
+    return passwordPolicyMessage(t, violations, policy.minLength);
   };
   // Whether the given and family name are asked (settings registration.names).
   const names = accountPolicyOf(flow.settings).registrationNames;

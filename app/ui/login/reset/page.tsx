@@ -4,6 +4,7 @@ import { LOGIN_PATHS } from "@torii/core/login/paths";
 import { resetLinkUser } from "@torii/core/login/password-reset";
 import { getSettings } from "@torii/core/store/settings";
 import { Alert, AuthShell } from "@/app/ui/components/auth-shell";
+import { passwordPolicyMessage } from "../password-policy-message";
 
 export const dynamic = "force-dynamic";
 
@@ -26,8 +27,7 @@ export default async function ResetPage({ searchParams }: { searchParams: Promis
   if (sp.error === "mismatch") error = t("errors.passwordMismatch");
   else if (sp.error === "policy") {
     const violations = (typeof sp.violations === "string" ? sp.violations : "").split(",").filter(Boolean);
-    // The same texts as the registration page's.
-    error = `${t("errors.passwordPolicy")} ${violations.map((v) => t(`policy.${v}` as "policy.minLength", { min: settings.passwordPolicy.minLength })).join(", ")}.`;
+    error = passwordPolicyMessage(t, violations, settings.passwordPolicy.minLength);
   }
   return (
     <AuthShell settings={settings} title={t("reset.title")}>

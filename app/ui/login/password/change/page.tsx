@@ -3,6 +3,7 @@ import { LOGIN_PATHS } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadAccountStep } from "../../flow";
 import { FlowExpired } from "../../flow-expired";
+import { passwordPolicyMessage } from "../../password-policy-message";
 
 export const dynamic = "force-dynamic";
 
@@ -22,8 +23,7 @@ export default async function ChangePasswordPage({ searchParams }: { searchParam
   else if (req.formError === "samePassword") error = t("changePassword.samePassword");
   else if (req.formError === "policy") {
     const violations = (req.formValues?.violations ?? "").split(",").filter(Boolean);
-    // The same texts as the registration page's.
-    error = `${t("errors.passwordPolicy")} ${violations.map((v) => t(`policy.${v}` as "policy.minLength", { min: policy.minLength })).join(", ")}.`;
+    error = passwordPolicyMessage(t, violations, policy.minLength);
   }
   const lead = account.passwordChangeRequiredSince ? t("changePassword.leadRequired") : t("changePassword.leadExpired");
   return (
