@@ -5,8 +5,8 @@ import type { Engine } from "@/lib/engine";
 import { handleAuthorize, handleAuthorizeCallback } from "@/lib/oauth/authorize";
 import type { Client } from "@/lib/store/clients";
 import type { User } from "@/lib/store/users";
-import { ISSUER, makeClient, makeUser, memoryEngine, publishedKeys, REDIRECT, refused, runGrant, secretClient, unitSettings } from "./fakes/factories";
-import { MemoryStore } from "./fakes/memory-store";
+import { ISSUER, makeClient, publishedKeys, REDIRECT, refused, runGrant, unitWorld } from "./fakes/factories";
+import type { MemoryStore } from "./fakes/memory-store";
 
 /**
  * The authorization endpoint (spec 4.2) against the in-memory store: which errors stay on our own
@@ -21,12 +21,7 @@ let rp: Client;
 let user: User;
 
 beforeEach(async () => {
-  m = await MemoryStore.create(unitSettings());
-  engine = memoryEngine(m);
-  rp = secretClient("rp", "rp-secret");
-  m.clients.set(rp.id, rp);
-  user = makeUser();
-  m.users.set(user.id, user);
+  ({ m, engine, rp, user } = await unitWorld());
 });
 
 const BASE = { client_id: "rp", redirect_uri: REDIRECT, response_type: "code", scope: "openid email", state: "st-1", nonce: "nonce-1" };

@@ -6,8 +6,8 @@ import { handleIntrospect } from "@/lib/oauth/introspect";
 import { revokeToken } from "@/lib/oauth/revoke";
 import type { Client } from "@/lib/store/clients";
 import type { User } from "@/lib/store/users";
-import { basicAuth, formPost, ISSUER, makeApi, makeUser, memoryEngine, REDIRECT, runGrant, secretClient, seedCode, unitSettings } from "./fakes/factories";
-import { MemoryStore } from "./fakes/memory-store";
+import { basicAuth, formPost, ISSUER, makeApi, REDIRECT, runGrant, secretClient, seedCode, unitWorld } from "./fakes/factories";
+import type { MemoryStore } from "./fakes/memory-store";
 
 /**
  * POST /oauth/v2/introspect (RFC 7662, spec 4.4) against the in-memory store: what a client or an
@@ -21,12 +21,7 @@ let rp: Client;
 let user: User;
 
 beforeEach(async () => {
-  m = await MemoryStore.create(unitSettings());
-  engine = memoryEngine(m);
-  rp = secretClient("rp", SECRET);
-  m.clients.set(rp.id, rp);
-  user = makeUser();
-  m.users.set(user.id, user);
+  ({ m, engine, rp, user } = await unitWorld({ secret: SECRET }));
 });
 
 async function introspect(token: string, headers: Record<string, string> = { authorization: basicAuth("rp", SECRET) }, extra: Record<string, string> = {}) {

@@ -4,8 +4,8 @@ import { revokeToken } from "@/lib/oauth/revoke";
 import { handleUserinfo } from "@/lib/oauth/userinfo";
 import type { Client } from "@/lib/store/clients";
 import type { User } from "@/lib/store/users";
-import { ISSUER, makeUser, memoryEngine, REDIRECT, runGrant, secretClient, seedCode, unitSettings } from "./fakes/factories";
-import { MemoryStore } from "./fakes/memory-store";
+import { ISSUER, REDIRECT, runGrant, secretClient, seedCode, unitWorld } from "./fakes/factories";
+import type { MemoryStore } from "./fakes/memory-store";
 
 /**
  * GET and POST /oidc/v1/userinfo (OIDC Core 5.3, spec 4.5) against the in-memory store: the claims
@@ -18,12 +18,7 @@ let rp: Client;
 let user: User;
 
 beforeEach(async () => {
-  m = await MemoryStore.create(unitSettings());
-  engine = memoryEngine(m);
-  rp = secretClient("rp", "rp-secret");
-  m.clients.set(rp.id, rp);
-  user = makeUser({ phone: "+41 44 000 00 00", phoneVerified: true, nickname: "jd" });
-  m.users.set(user.id, user);
+  ({ m, engine, rp, user } = await unitWorld({ user: { phone: "+41 44 000 00 00", phoneVerified: true, nickname: "jd" } }));
 });
 
 async function tokens(scopes: string[], client: Client = rp) {

@@ -11,7 +11,7 @@ import type { Api } from "@/lib/store/apis";
 import type { Client } from "@/lib/store/clients";
 import { defaultSettings, type Settings } from "@/lib/store/settings";
 import type { User } from "@/lib/store/users";
-import type { MemoryStore } from "./memory-store";
+import { MemoryStore } from "./memory-store";
 
 /** Shared fixtures of the protocol core's unit tests (against the MemoryStore: no database, no HTTP). */
 
@@ -148,6 +148,19 @@ export function memoryEngine(m: MemoryStore): Engine {
     log: createLogger("silent"),
     caches: new Caches(m.clock),
   } as unknown as Engine;
+}
+
+/**
+ * What the endpoint unit tests start from: a memory store with default settings, its engine, one
+ * relying party with a client secret ("rp") and one user, both stored.
+ */
+export async function unitWorld(o: { secret?: string; user?: Partial<User> } = {}): Promise<{ m: MemoryStore; engine: Engine; rp: Client; user: User }> {
+  const m = await MemoryStore.create(unitSettings());
+  const rp = secretClient("rp", o.secret ?? "rp-secret");
+  m.clients.set(rp.id, rp);
+  const user = makeUser(o.user);
+  m.users.set(user.id, user);
+  return { m, engine: memoryEngine(m), rp, user };
 }
 
 /** Our published keys, to verify what the store's key signed. */
