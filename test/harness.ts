@@ -106,8 +106,11 @@ export async function startTestInstance(env: Record<string, string> = {}, option
       return fetch(baseUrl + pathname, { ...init, headers, body });
     },
     async close() {
-      await new Promise<void>((r) => listener.close(() => { r(); }));
+      const closed = new Promise<void>((r) => listener.close(() => { r(); }));
+      // A response whose body the test never read can stay unfinished (the client stops reading,
+      // the server's write waits), and close() would wait for that connection forever.
       listener.closeAllConnections();
+      await closed;
       await inst.close();
       await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
