@@ -10,3 +10,14 @@ type LoginT = Awaited<ReturnType<typeof getTranslations<"login">>>;
 export function passwordPolicyMessage(t: LoginT, violations: readonly string[], minLength: number): string {
   return `${t("errors.passwordPolicy")} ${violations.map((v) => t(`policy.${v}` as "policy.minLength", { min: minLength })).join(", ")}.`;
 }
+
+/**
+ * The error of a "new password, twice" form (reset, change), from the handler's code and the
+ * comma-separated violations it passed on; null for a code this form does not know.
+ */
+export function newPasswordError(t: LoginT, code: unknown, violations: unknown, minLength: number): string | null {
+  if (code === "mismatch") return t("errors.passwordMismatch");
+  if (code !== "policy") return null;
+  const list = (typeof violations === "string" ? violations : "").split(",").filter(Boolean);
+  return passwordPolicyMessage(t, list, minLength);
+}

@@ -4,7 +4,8 @@ import { LOGIN_PATHS } from "@torii/core/login/paths";
 import { resetLinkUser } from "@torii/core/login/password-reset";
 import { getSettings } from "@torii/core/store/settings";
 import { Alert, AuthShell } from "@/app/ui/components/auth-shell";
-import { passwordPolicyMessage } from "../password-policy-message";
+import { NewPasswordFields } from "../new-password-fields";
+import { newPasswordError } from "../password-policy-message";
 
 export const dynamic = "force-dynamic";
 
@@ -23,12 +24,7 @@ export default async function ResetPage({ searchParams }: { searchParams: Promis
       </AuthShell>
     );
   }
-  let error: string | null = null;
-  if (sp.error === "mismatch") error = t("errors.passwordMismatch");
-  else if (sp.error === "policy") {
-    const violations = (typeof sp.violations === "string" ? sp.violations : "").split(",").filter(Boolean);
-    error = passwordPolicyMessage(t, violations, settings.passwordPolicy.minLength);
-  }
+  const error = newPasswordError(t, sp.error, sp.violations, settings.passwordPolicy.minLength);
   return (
     <AuthShell settings={settings} title={t("reset.title")}>
       <p className="muted">{t("reset.lead", { name: user.username })}</p>
@@ -37,14 +33,7 @@ export default async function ResetPage({ searchParams }: { searchParams: Promis
         {/* Lets password managers store the new password with the account. */}
         <input type="text" name="username" autoComplete="username" value={user.username} readOnly hidden />
         {error ? <Alert id="form-error">{error}</Alert> : null}
-        <div className="field">
-          <label htmlFor="password">{t("reset.password")}</label>
-          <input id="password" name="password" type="password" autoComplete="new-password" required autoFocus aria-invalid={error ? true : undefined} aria-describedby={error ? "form-error" : undefined} />
-        </div>
-        <div className="field">
-          <label htmlFor="confirm">{t("reset.confirm")}</label>
-          <input id="confirm" name="confirm" type="password" autoComplete="new-password" required />
-        </div>
+        <NewPasswordFields label={t("reset.password")} confirmLabel={t("reset.confirm")} error={error} />
         <button type="submit" className="btn btn-primary">
           {t("reset.submit")}
         </button>

@@ -3,7 +3,8 @@ import { LOGIN_PATHS } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
 import { loadAccountStep } from "../../flow";
 import { FlowExpired } from "../../flow-expired";
-import { passwordPolicyMessage } from "../../password-policy-message";
+import { NewPasswordFields } from "../../new-password-fields";
+import { newPasswordError } from "../../password-policy-message";
 
 export const dynamic = "force-dynamic";
 
@@ -18,13 +19,7 @@ export default async function ChangePasswordPage({ searchParams }: { searchParam
   const t = await getTranslations("login");
   const { authRequest: req, settings, client } = flow;
   const policy = settings.passwordPolicy;
-  let error: string | null = null;
-  if (req.formError === "mismatch") error = t("errors.passwordMismatch");
-  else if (req.formError === "samePassword") error = t("changePassword.samePassword");
-  else if (req.formError === "policy") {
-    const violations = (req.formValues?.violations ?? "").split(",").filter(Boolean);
-    error = passwordPolicyMessage(t, violations, policy.minLength);
-  }
+  const error = req.formError === "samePassword" ? t("changePassword.samePassword") : newPasswordError(t, req.formError, req.formValues?.violations, policy.minLength);
   const lead = account.passwordChangeRequiredSince ? t("changePassword.leadRequired") : t("changePassword.leadExpired");
   return (
     <AuthShell settings={settings} title={t("changePassword.title")} subtitle={t("continueTo", { client: client.name })}>
@@ -36,26 +31,7 @@ export default async function ChangePasswordPage({ searchParams }: { searchParam
         {/* Lets password managers store the new password with the account. */}
         <input type="text" name="username" autoComplete="username" value={account.username} readOnly hidden />
         {error ? <Alert id="form-error">{error}</Alert> : null}
-        <div className="field">
-          <label htmlFor="password">{t("changePassword.password")}</label>
-          <input
-            id="password"
-            name="password"
-            type="password"
-            autoComplete="new-password"
-            required
-            autoFocus
-            aria-invalid={error ? true : undefined}
-            aria-describedby={error ? "form-error" : "password-hint"}
-          />
-          <p className="hint" id="password-hint">
-            {t("changePassword.hint", { min: policy.minLength })}
-          </p>
-        </div>
-        <div className="field">
-          <label htmlFor="confirm">{t("changePassword.confirm")}</label>
-          <input id="confirm" name="confirm" type="password" autoComplete="new-password" required />
-        </div>
+        <NewPasswordFields label={t("changePassword.password")} confirmLabel={t("changePassword.confirm")} hint={t("changePassword.hint", { min: policy.minLength })} error={error} />
         <button type="submit" className="btn btn-primary">
           {t("changePassword.submit")}
         </button>
