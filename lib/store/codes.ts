@@ -2,7 +2,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { authorizationCodes, grants, sessions, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
-import type { Grant } from "./grants";
+import { sessionHasEnded, type Grant } from "./grants";
 import type { User } from "./users";
 import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
@@ -62,8 +62,7 @@ export async function findCodeForRedemption(db: Executor, code: string, now: Dat
     .leftJoin(sessions, eq(sessions.id, authorizationCodes.sessionId))
     .where(eq(authorizationCodes.codeHash, sha256(code)));
   if (!row) return undefined;
-  const s = row.session;
-  const sessionEnded = row.code.sessionId !== null && (!s || s.endedAt !== null || s.absoluteExpiresAt <= now);
+  const sessionEnded = row.code.sessionId !== null && sessionHasEnded(row.session, now);
   return { code: row.code, grant: row.grant ?? undefined, user: row.user ?? undefined, sessionEnded };
 }
 

@@ -116,8 +116,8 @@ export function repositoriesOn(db: Executor, clock: Clock, revoked: () => Promis
  * changed authorization requests), and a read of what the work may have written already. Users, roles and consents are never written by
  * such work, so reading them after a write is fine.
  */
-function batchedRepositories(db: Executor, clock: Clock, batch: WriteBatch): Repositories {
-  const direct = repositoriesOn(db, clock);
+function batchedRepositories(direct: Repositories, db: Executor, batch: WriteBatch): Repositories {
+  const clock = direct.clock;
   const at = (now?: Date) => now ?? dateOf(clock);
   const refuse =
     (what: string) =>
@@ -188,8 +188,10 @@ export function drizzleStore(scope: StoreScope): Store {
     applyInvalidations(scope.caches, TOKENS_REVOKED);
     if (scope.database.kind === "pg") await notifyOnCommit(scope.db, INVALIDATION_CHANNEL, JSON.stringify({ from: scope.id, list: TOKENS_REVOKED }));
   };
+  // The store's own repositories on the database, also the reads of every batched first try.
+  const direct = repositoriesOn(scope.db, scope.clock, revokedNow);
   return {
-    ...repositoriesOn(scope.db, scope.clock, revokedNow),
+    ...direct,
     clients: { get: (id) => getClient(scope, id) },
     apis: { list: () => getApis(scope) },
     settings: { get: () => getSettings(scope) },
@@ -212,7 +214,7 @@ export function drizzleStore(scope: StoreScope): Store {
     atomically: async (fn) => {
       const batch = new WriteBatch();
       try {
-        const result = await fn(batchedRepositories(scope.db, scope.clock, batch));
+        const result = await fn(batchedRepositories(direct, scope.db, batch));
         await batch.flush(scope.db);
         return result;
       } catch (e) {

@@ -121,6 +121,11 @@ export async function sessionEnded(db: Executor, sessionId: string, now: Date): 
     .select({ endedAt: sessions.endedAt, absoluteExpiresAt: sessions.absoluteExpiresAt })
     .from(sessions)
     .where(eq(sessions.id, sessionId));
+  return sessionHasEnded(s, now);
+}
+
+/** A session that is gone, was ended (logout) or reached its absolute lifetime issues nothing more. */
+export function sessionHasEnded(s: { endedAt: Date | null; absoluteExpiresAt: Date } | null | undefined, now: Date): boolean {
   return !s || s.endedAt !== null || s.absoluteExpiresAt <= now;
 }
 
