@@ -6,6 +6,7 @@ import { handleAuthorize, handleAuthorizeCallback } from "@/lib/oauth/authorize"
 import { handleSubmitAccount, handleSubmitChangePassword, handleSubmitForgot, handleSubmitVerifyEmail, handleSubmitLoginName, handleSubmitPassword, handleSubmitRegister } from "@/lib/login/handlers";
 import { handleSubmitEnrolFactor, handleSubmitRecoveryCodes, handleSubmitSecondFactor } from "@/lib/login/factor-handlers";
 import type { TestInstance } from "./harness";
+import { CHALLENGE } from "./token-support";
 
 export const REDIRECT = "https://rp.example/cb";
 
@@ -131,3 +132,21 @@ export function redirectParams(res: Response): URLSearchParams {
   const loc = new URL(res.headers.get("location")!);
   return loc.hash ? new URLSearchParams(loc.hash.slice(1)) : loc.searchParams;
 }
+
+/** A client (code flow) and the secret the management API gave it, for its token requests. */
+export async function makeClientWithSecret(t: TestInstance): Promise<{ client: Client; secret: string }> {
+  const client = await makeClient(t);
+  const res = await t.api(`/management/v1/clients/${client.id}/secret`, { method: "POST" });
+  return { client, secret: ((await res.json()) as { clientSecret: string }).clientSecret };
+}
+
+/** An authorization request of the code flow with PKCE (S256, test/token-support.ts VERIFIER), scope openid. */
+export function pkceRequest(clientId: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { client_id: clientId, redirect_uri: REDIRECT, response_type: "code", scope: "openid", code_challenge: CHALLENGE, code_challenge_method: "S256", ...extra };
+}
+
+/** Where a response sends the browser ("" when nowhere). */
+export const locationOf = (r: Response): string => r.headers.get("location") ?? "";
+
+/** The authorization callback of a pending request. */
+export const callbackOf = (flow: string): string => `/oauth/v2/authorize/callback?id=${encodeURIComponent(flow)}`;

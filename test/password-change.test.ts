@@ -4,34 +4,24 @@ import { auditEvents, passwordCredentials } from "@/db/schema";
 import { findPendingAuthRequest } from "@/lib/store/auth-requests";
 import { findUserAgent } from "@/lib/store/sessions";
 import { startTestInstance, type TestInstance } from "./harness";
-import { authRequestOf, Browser, makeClient, makeUser, redirectParams, REDIRECT } from "./authorize-support";
-import { basic, CHALLENGE, token, verify, VERIFIER } from "./token-support";
+import { authRequestOf, Browser, callbackOf, locationOf, makeClientWithSecret, makeUser, pkceRequest, redirectParams, REDIRECT } from "./authorize-support";
+import type { Client } from "@/lib/store/clients";
+import { basic, token, verify, VERIFIER } from "./token-support";
 
 // The sign-in's "choose a new password" step: an administrator's demand for a new password, and
 // a password older than the settings allow (lib/login/signin-policy.ts `password_expired`).
 let t: TestInstance;
-let client: Awaited<ReturnType<typeof makeClient>>;
+let client: Client;
 let secret: string;
 beforeAll(async () => {
   t = await startTestInstance();
-  client = await makeClient(t);
-  secret = (await (await t.api(`/management/v1/clients/${client.id}/secret`, { method: "POST" })).json()).clientSecret as string;
+  ({ client, secret } = await makeClientWithSecret(t));
 });
 afterAll(async () => t.close());
 
 const OLD_PASSWORD = "correct horse battery";
 const NEW_PASSWORD = "a brand new passphrase";
-const authorize = (extra: Record<string, string> = {}) => ({
-  client_id: client.id,
-  redirect_uri: REDIRECT,
-  response_type: "code",
-  scope: "openid",
-  code_challenge: CHALLENGE,
-  code_challenge_method: "S256",
-  ...extra,
-});
-const at = (r: Response) => r.headers.get("location") ?? "";
-const callbackOf = (flow: string) => `/oauth/v2/authorize/callback?id=${encodeURIComponent(flow)}`;
+const authorize = (extra: Record<string, string> = {}) => pkceRequest(client.id, extra);
 const changePage = (flow: string) => `/ui/login/password/change?authRequest=${encodeURIComponent(flow)}`;
 const patchUser = (id: string, json: Record<string, unknown>) => t.api(`/management/v1/users/${id}`, { method: "PATCH", json });
 const getUser = async (id: string) => (await (await t.api(`/management/v1/users/${id}`)).json()) as Record<string, unknown>;
@@ -41,8 +31,8 @@ async function signIn(username: string, password = OLD_PASSWORD, b = new Browser
   const flow = authRequestOf(await b.authorize(authorize()));
   await b.post("loginname", flow, { loginName: username });
   const r = await b.post("password", flow, { password });
-  expect(at(r)).toBe(callbackOf(flow));
-  return { b, flow, next: await b.callback(at(r)) };
+  expect(locationOf(r)).toBe(callbackOf(flow));
+  return { b, flow, next: await b.callback(locationOf(r)) };
 }
 
 async function subOfCode(res: Response): Promise<string> {
@@ -64,7 +54,7 @@ async function passwordWorks(username: string, password: string): Promise<boolea
   const b = new Browser(t);
   const flow = authRequestOf(await b.authorize(authorize()));
   await b.post("loginname", flow, { loginName: username });
-  return at(await b.post("password", flow, { password })) === callbackOf(flow);
+  return locationOf(await b.post("password", flow, { password })) === callbackOf(flow);
 }
 
 describe("an administrator requires a new password", () => {
@@ -75,24 +65,24 @@ describe("an administrator requires a new password", () => {
     expect((await marked.json()).passwordChangeRequired).toBe(true);
 
     const { b, flow, next } = await signIn("pia");
-    expect(at(next)).toBe(changePage(flow));
+    expect(locationOf(next)).toBe(changePage(flow));
     // Leaving the page does not get around it: a new request, even prompt=none, of this browser.
-    expect(at(await b.authorize(authorize()))).toContain("/ui/login/password/change?");
+    expect(locationOf(await b.authorize(authorize()))).toContain("/ui/login/password/change?");
     expect(redirectParams(await b.authorize(authorize({ prompt: "none" }))).get("error")).toBe("interaction_required");
 
     // Only the form of this step, with its CSRF token.
-    expect(at(await b.post("password-change", flow, { password: NEW_PASSWORD, confirm: NEW_PASSWORD }, { csrf: "forged" }))).toBe("/ui/login/error?code=csrf");
-    expect(at(await b.post("password-change", flow, { password: NEW_PASSWORD, confirm: "something else" }))).toBe(changePage(flow));
+    expect(locationOf(await b.post("password-change", flow, { password: NEW_PASSWORD, confirm: NEW_PASSWORD }, { csrf: "forged" }))).toBe("/ui/login/error?code=csrf");
+    expect(locationOf(await b.post("password-change", flow, { password: NEW_PASSWORD, confirm: "something else" }))).toBe(changePage(flow));
     expect(await formErrorOf(b, flow)).toEqual(["mismatch", null]);
-    expect(at(await b.post("password-change", flow, { password: "short", confirm: "short" }))).toBe(changePage(flow));
+    expect(locationOf(await b.post("password-change", flow, { password: "short", confirm: "short" }))).toBe(changePage(flow));
     expect(await formErrorOf(b, flow)).toEqual(["policy", { violations: "minLength" }]);
-    expect(at(await b.post("password-change", flow, { password: OLD_PASSWORD, confirm: OLD_PASSWORD }))).toBe(changePage(flow));
+    expect(locationOf(await b.post("password-change", flow, { password: OLD_PASSWORD, confirm: OLD_PASSWORD }))).toBe(changePage(flow));
     expect(await formErrorOf(b, flow)).toEqual(["samePassword", null]);
     expect(await passwordWorks("pia", OLD_PASSWORD)).toBe(true);
 
     const done = await b.post("password-change", flow, { password: NEW_PASSWORD, confirm: NEW_PASSWORD });
-    expect(at(done)).toBe(callbackOf(flow));
-    expect(await subOfCode(await b.callback(at(done)))).toBe(user.id);
+    expect(locationOf(done)).toBe(callbackOf(flow));
+    expect(await subOfCode(await b.callback(locationOf(done)))).toBe(user.id);
 
     expect((await getUser(user.id)).passwordChangeRequired).toBe(false);
     expect(await passwordWorks("pia", OLD_PASSWORD)).toBe(false);
@@ -110,8 +100,8 @@ describe("an administrator requires a new password", () => {
     expect(await subOfCode(await before.b.authorize(authorize({ prompt: "none" })))).toBe(user.id);
 
     const { b, flow, next } = await signIn("quin");
-    expect(at(next)).toBe(changePage(flow));
-    expect(at(await b.post("password-change", flow, { password: NEW_PASSWORD, confirm: NEW_PASSWORD }))).toBe(callbackOf(flow));
+    expect(locationOf(next)).toBe(changePage(flow));
+    expect(locationOf(await b.post("password-change", flow, { password: NEW_PASSWORD, confirm: NEW_PASSWORD }))).toBe(callbackOf(flow));
     // Whoever knew the old password is signed out elsewhere.
     expect(redirectParams(await before.b.authorize(authorize({ prompt: "none" }))).get("error")).toBe("login_required");
   });
@@ -122,7 +112,7 @@ describe("an administrator requires a new password", () => {
     expect(temporary.status).toBe(204);
     expect((await getUser(user.id)).passwordChangeRequired).toBe(true);
     const first = await signIn("rhea", "temporary passphrase 1");
-    expect(at(first.next)).toBe(changePage(first.flow));
+    expect(locationOf(first.next)).toBe(changePage(first.flow));
 
     await t.api(`/management/v1/users/${user.id}/password`, { method: "POST", json: { password: "settled passphrase 2" } });
     expect((await getUser(user.id)).passwordChangeRequired).toBe(false);
@@ -154,8 +144,8 @@ describe("passwords older than the settings allow (passwordPolicy.maxAgeDays)", 
     expect((await put.json()).passwordPolicy).toMatchObject({ maxAgeDays: 90, minLength: 10 });
     try {
       const { b, flow, next } = await signIn("tove");
-      expect(at(next)).toBe(changePage(flow));
-      expect(at(await b.post("password-change", flow, { password: NEW_PASSWORD, confirm: NEW_PASSWORD }))).toBe(callbackOf(flow));
+      expect(locationOf(next)).toBe(changePage(flow));
+      expect(locationOf(await b.post("password-change", flow, { password: NEW_PASSWORD, confirm: NEW_PASSWORD }))).toBe(callbackOf(flow));
       expect(await subOfCode(await b.callback(callbackOf(flow)))).toBe(user.id);
       expect(await subOfCode((await signIn("tove", NEW_PASSWORD)).next)).toBe(user.id);
       const [event] = await t.inst.db.select().from(auditEvents).where(and(eq(auditEvents.action, "user.password_changed"), eq(auditEvents.targetId, user.id)));

@@ -10,33 +10,23 @@ import { ACR } from "@/lib/protocol/vocabulary";
 import { eq } from "drizzle-orm";
 import { userFactors } from "@/db/schema";
 import { startTestInstance, type TestInstance } from "./harness";
-import { authRequestOf, Browser, makeClient, makeUser, redirectParams, REDIRECT } from "./authorize-support";
-import { basic, CHALLENGE, token, verify, VERIFIER } from "./token-support";
+import { authRequestOf, Browser, callbackOf, locationOf, makeClientWithSecret, makeUser, pkceRequest, redirectParams, REDIRECT } from "./authorize-support";
+import type { Client } from "@/lib/store/clients";
+import { basic, token, verify, VERIFIER } from "./token-support";
 
 // Second factors at sign-in: TOTP enrolment when one is needed, the code (or a recovery code)
 // when the user has one, the lockout, amr and acr in the ID token, and the administrator's side.
 let t: TestInstance;
-let client: Awaited<ReturnType<typeof makeClient>>;
+let client: Client;
 let secret: string;
 beforeAll(async () => {
   t = await startTestInstance();
-  client = await makeClient(t);
-  secret = (await (await t.api(`/management/v1/clients/${client.id}/secret`, { method: "POST" })).json()).clientSecret as string;
+  ({ client, secret } = await makeClientWithSecret(t));
 });
 afterAll(async () => t.close());
 
-const authorize = (extra: Record<string, string> = {}) => ({
-  client_id: client.id,
-  redirect_uri: REDIRECT,
-  response_type: "code",
-  scope: "openid",
-  code_challenge: CHALLENGE,
-  code_challenge_method: "S256",
-  ...extra,
-});
+const authorize = (extra: Record<string, string> = {}) => pkceRequest(client.id, extra);
 const setSettings = (json: Record<string, unknown>) => t.api("/management/v1/settings", { method: "PUT", json });
-const at = (r: Response) => r.headers.get("location") ?? "";
-const callbackOf = (flow: string) => `/oauth/v2/authorize/callback?id=${encodeURIComponent(flow)}`;
 
 /** The code an authenticator app shows for `secretBase32`, `steps` periods from now. */
 function appCode(secretBase32: string, steps = 0): string {
@@ -47,8 +37,8 @@ function appCode(secretBase32: string, steps = 0): string {
 async function passwordStep(b: Browser, flow: string, username: string): Promise<Response> {
   await b.post("loginname", flow, { loginName: username });
   const r = await b.post("password", flow, { password: "correct horse battery" });
-  expect(at(r)).toBe(callbackOf(flow));
-  return b.callback(at(r));
+  expect(locationOf(r)).toBe(callbackOf(flow));
+  return b.callback(locationOf(r));
 }
 
 async function idTokenOf(res: Response) {
@@ -81,7 +71,7 @@ describe("second factors at sign-in", () => {
     const start = await b.authorize(authorize({ acr_values: `${ACR.multiFactor} ${ACR.password}` }));
     const flow = authRequestOf(start);
     const atCallback = await passwordStep(b, flow, "mira");
-    expect(at(atCallback)).toBe(`/ui/login/factor/enrol?authRequest=${encodeURIComponent(flow)}`);
+    expect(locationOf(atCallback)).toBe(`/ui/login/factor/enrol?authRequest=${encodeURIComponent(flow)}`);
     // prompt=none cannot enrol: interaction_required.
     expect(redirectParams(await b.authorize(authorize({ acr_values: ACR.multiFactor, prompt: "none" }))).get("error")).toBe("interaction_required");
 
@@ -93,10 +83,10 @@ describe("second factors at sign-in", () => {
     totpSecret = enrolment.secret;
 
     const wrong = appCode(totpSecret, 10);
-    expect(at(await b.post("factor-enrol", flow, { factorId: enrolment.factorId, code: wrong, name: "Phone" }))).toContain("/ui/login/factor/enrol?");
+    expect(locationOf(await b.post("factor-enrol", flow, { factorId: enrolment.factorId, code: wrong, name: "Phone" }))).toContain("/ui/login/factor/enrol?");
     enrolCode = appCode(totpSecret);
     const ok = await b.post("factor-enrol", flow, { factorId: enrolment.factorId, code: enrolCode, name: "Phone" });
-    expect(at(ok)).toBe(`/ui/login/factor/recovery-codes?authRequest=${encodeURIComponent(flow)}`);
+    expect(locationOf(ok)).toBe(`/ui/login/factor/recovery-codes?authRequest=${encodeURIComponent(flow)}`);
     const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
     const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id, new Date());
     recovery = recoveryCodesToShow(t.inst.masterKey, flow, pending!.formValues)!;
@@ -107,8 +97,8 @@ describe("second factors at sign-in", () => {
     expect(JSON.stringify(pending!.formValues)).not.toContain(recovery[0]);
 
     const done = await b.post("recovery-codes", flow, {});
-    expect(at(done)).toBe(callbackOf(flow));
-    const claims = await idTokenOf(await b.callback(at(done)));
+    expect(locationOf(done)).toBe(callbackOf(flow));
+    const claims = await idTokenOf(await b.callback(locationOf(done)));
     expect(claims.amr).toEqual(["pwd", "otp", "mfa"]);
     expect(claims.acr).toBe(ACR.multiFactor);
 
@@ -121,14 +111,14 @@ describe("second factors at sign-in", () => {
     const start = await b.authorize(authorize());
     const flow = authRequestOf(start);
     const atCallback = await passwordStep(b, flow, "mira");
-    expect(at(atCallback)).toBe(`/ui/login/factor?authRequest=${encodeURIComponent(flow)}`);
+    expect(locationOf(atCallback)).toBe(`/ui/login/factor?authRequest=${encodeURIComponent(flow)}`);
     expect(redirectParams(await b.authorize(authorize({ prompt: "none" }))).get("error")).toBe("interaction_required");
     // The code used at enrolment was for this 30-second step: it is good once.
-    expect(at(await b.post("factor", flow, { code: enrolCode }))).toContain("/ui/login/factor?");
+    expect(locationOf(await b.post("factor", flow, { code: enrolCode }))).toContain("/ui/login/factor?");
     const next = await b.post("factor", flow, { code: appCode(totpSecret, 1) });
-    expect(at(next)).toBe(callbackOf(flow));
+    expect(locationOf(next)).toBe(callbackOf(flow));
     expect(next.headers.getSetCookie().some((c) => c.startsWith("torii_device"))).toBe(true);
-    const claims = await idTokenOf(await b.callback(at(next)));
+    const claims = await idTokenOf(await b.callback(locationOf(next)));
     expect(claims.amr).toEqual(["pwd", "otp", "mfa"]);
   });
 
@@ -138,13 +128,13 @@ describe("second factors at sign-in", () => {
     await passwordStep(first, flow1, "mira");
     const spelled = ` ${recovery[0]!.toUpperCase().replace("-", " ")} `;
     const ok = await first.post("factor", flow1, { code: spelled });
-    expect(at(ok)).toBe(callbackOf(flow1));
-    expect((await idTokenOf(await first.callback(at(ok)))).amr).toContain("mfa");
+    expect(locationOf(ok)).toBe(callbackOf(flow1));
+    expect((await idTokenOf(await first.callback(locationOf(ok)))).amr).toContain("mfa");
 
     const second = new Browser(t);
     const flow2 = authRequestOf(await second.authorize(authorize()));
     await passwordStep(second, flow2, "mira");
-    expect(at(await second.post("factor", flow2, { code: recovery[0]! }))).toContain("/ui/login/factor?");
+    expect(locationOf(await second.post("factor", flow2, { code: recovery[0]! }))).toContain("/ui/login/factor?");
 
     const list = await (await t.api(`/management/v1/users/${userId}/factors`)).json();
     expect(list.recoveryCodesRemaining).toBe(9);
@@ -158,9 +148,9 @@ describe("second factors at sign-in", () => {
       const b = new Browser(t);
       const flow = authRequestOf(await b.authorize(authorize()));
       await passwordStep(b, flow, "mira");
-      for (let i = 0; i < 3; i++) expect(at(await b.post("factor", flow, { code: "000000" }))).toContain("/ui/login/factor?");
+      for (let i = 0; i < 3; i++) expect(locationOf(await b.post("factor", flow, { code: "000000" }))).toContain("/ui/login/factor?");
       const refused = await b.post("factor", flow, { code: appCode(totpSecret, -1) });
-      expect(at(refused)).toContain("/ui/login/factor?");
+      expect(locationOf(refused)).toContain("/ui/login/factor?");
       const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
       expect((await findPendingAuthRequest(t.inst.db, flow, ua!.id, new Date()))!.formError).toBe("accountLocked");
       const audit = await (await t.api(`/management/v1/audit?action=user.lockout&targetId=${userId}`)).json();
@@ -188,7 +178,7 @@ describe("second factors at sign-in", () => {
     try {
       const b = new Browser(t);
       const flow = authRequestOf(await b.authorize(authorize()));
-      expect(at(await passwordStep(b, flow, "noor"))).toBe(`/ui/login/factor/enrol?authRequest=${encodeURIComponent(flow)}`);
+      expect(locationOf(await passwordStep(b, flow, "noor"))).toBe(`/ui/login/factor/enrol?authRequest=${encodeURIComponent(flow)}`);
     } finally {
       await setSettings({ mfa: "optional" });
     }
@@ -216,7 +206,7 @@ describe("second factors at sign-in", () => {
     const lacking = await b.authorize(authorize({ claims: JSON.stringify({ id_token: { acr: { essential: true, values: ["urn:other:gold"] } } }) }));
     expect(redirectParams(lacking).get("error")).toBe("unmet_authentication_requirements");
     const flow = authRequestOf(await b.authorize(authorize({ claims: JSON.stringify({ id_token: { acr: { essential: true, value: ACR.multiFactor } } }) })));
-    expect(at(await passwordStep(b, flow, "mira"))).toContain("/ui/login/factor/enrol?");
+    expect(locationOf(await passwordStep(b, flow, "mira"))).toContain("/ui/login/factor/enrol?");
   });
 
   it("an essential multi-factor acr that cannot be met now is unmet_authentication_requirements: without the user (prompt=none), or with second factors off; met by a session with a factor", async () => {
@@ -233,7 +223,7 @@ describe("second factors at sign-in", () => {
     // The password class (preferred here) is acceptable too: the session meets it.
     expect(redirectParams(await b.authorize(authorize({ prompt: "none", claims: essential([ACR.password, ACR.multiFactor]) }))).get("code")).toBeTruthy();
     // With the user there, the essential class makes them enrol a factor.
-    expect(at(await b.authorize(authorize({ claims: essential([ACR.multiFactor]) })))).toContain("/ui/login/factor/enrol?");
+    expect(locationOf(await b.authorize(authorize({ claims: essential([ACR.multiFactor]) })))).toContain("/ui/login/factor/enrol?");
 
     // Second factors switched off: the class can never be met, even with the user there.
     await setSettings({ mfa: "off" });
@@ -279,7 +269,7 @@ describe("removing factors: one rule for the owner and the administrator", () =>
       // The next sign-in enrols a factor before it finishes.
       const b = new Browser(t);
       const flow = authRequestOf(await b.authorize(authorize()));
-      expect(at(await passwordStep(b, flow, "rhea"))).toBe(`/ui/login/factor/enrol?authRequest=${encodeURIComponent(flow)}`);
+      expect(locationOf(await passwordStep(b, flow, "rhea"))).toBe(`/ui/login/factor/enrol?authRequest=${encodeURIComponent(flow)}`);
       const events = await (await t.api(`/management/v1/audit?action=user.factor.removed&targetId=${user.id}`)).json();
       expect(events.events).toHaveLength(2);
     } finally {
@@ -306,15 +296,15 @@ describe("passkeys: bad answers change nothing", () => {
     };
     const loginPage = `/ui/login?authRequest=${encodeURIComponent(flow)}`;
     // No prompt was shown: no challenge to answer.
-    expect(at(await post("{}"))).toBe(loginPage);
+    expect(locationOf(await post("{}"))).toBe(loginPage);
     const options = JSON.parse(await loginPasskeyPrompt(t.inst, flow)) as { challenge: string; rpId: string; userVerification: string };
     expect(options.rpId).toBe(new URL(t.issuer).hostname);
     expect(options.userVerification).toBe("required");
     // Malformed: refused, and the challenge is spent.
-    expect(at(await post("not json"))).toBe(loginPage);
+    expect(locationOf(await post("not json"))).toBe(loginPage);
     await loginPasskeyPrompt(t.inst, flow);
     const unknown = { id: "AAAA", rawId: "AAAA", type: "public-key", response: { clientDataJSON: "", authenticatorData: "", signature: "" }, clientExtensionResults: {} };
-    expect(at(await post(JSON.stringify(unknown)))).toBe(loginPage);
+    expect(locationOf(await post(JSON.stringify(unknown)))).toBe(loginPage);
     const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
     const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id, new Date());
     expect(pending).toMatchObject({ formError: "passkeyFailed", sessionId: null, webauthnChallenge: null });
@@ -379,7 +369,7 @@ describe("passkeys: the relying party and origin are checked", () => {
           headers: { "content-type": "application/x-www-form-urlencoded", origin: t.baseUrl },
         }),
       );
-      return at(res);
+      return locationOf(res);
     };
     const refused = (loc: string) => {
       expect(loc).toMatch(/^\/ui\/login\?authRequest=/);
@@ -415,7 +405,7 @@ describe("passkeys: the relying party and origin are checked", () => {
       const i = pair!.indexOf("=");
       b.cookies.set(pair!.slice(0, i), decodeURIComponent(pair!.slice(i + 1)));
     }
-    return at(res);
+    return locationOf(res);
   }
   const promptOf = async (flow: string) => {
     const { loginPasskeyPrompt } = await import("@/lib/login/passkey-handlers");
