@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { auditEvents, authorizationCodes } from "@/db/schema";
+import { auditEvents, authorizationCodes, sessions } from "@/db/schema";
+import { findUserAgent } from "@/lib/store/sessions";
+import { getSettings } from "@/lib/store/settings";
 import { sha256 } from "@/lib/crypto";
 import { startTestInstance, type TestInstance } from "./harness";
 import { authRequestOf, Browser, makeClient, makeUser, REDIRECT, redirectParams } from "./authorize-support";
@@ -203,6 +205,24 @@ describe("sign-in and the code flow", () => {
     const authorized = await t.inst.db.select().from(auditEvents).where(and(eq(auditEvents.action, "oauth.authorized"), eq(auditEvents.targetId, row!.grantId)));
     expect(authorized).toHaveLength(1);
     expect(await t.inst.db.select().from(authorizationCodes).where(eq(authorizationCodes.grantId, row!.grantId))).toHaveLength(1);
+  });
+
+  it("answering from a live session keeps it alive: its last activity and idle expiry move forward, never past its absolute end", async () => {
+    const b = new Browser(t);
+    const start = await b.authorize(base());
+    const done = await b.signIn(start, "alice", "correct horse battery");
+    expect(redirectParams(done).get("code")).toBeTruthy();
+    const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
+    const [before] = await t.inst.db.select().from(sessions).where(eq(sessions.userAgentId, ua!.id));
+    const earlier = new Date(Date.now() - 60_000);
+    await t.inst.db.update(sessions).set({ lastActiveAt: earlier, idleExpiresAt: new Date(Date.now() + 60_000) }).where(eq(sessions.id, before!.id));
+
+    expect(redirectParams(await b.authorize({ ...base(), prompt: "none" })).get("code")).toBeTruthy();
+    const [after] = await t.inst.db.select().from(sessions).where(eq(sessions.id, before!.id));
+    expect(after!.lastActiveAt.getTime()).toBeGreaterThan(earlier.getTime());
+    const { lifetimes } = await getSettings(t.inst);
+    const expected = Math.min(after!.absoluteExpiresAt.getTime(), after!.lastActiveAt.getTime() + lifetimes.sessionIdle * 1000);
+    expect(Math.abs(after!.idleExpiresAt.getTime() - expected)).toBeLessThan(1000);
   });
 
   it("the session is then used silently, also with prompt=none; prompt=login asks again", async () => {
