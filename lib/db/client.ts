@@ -10,6 +10,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import * as schema from "@/db/schema";
+import { withPreparedStatements } from "./pglite-statements";
 import { RoundTripCounter, roundTripCountingEnabled } from "./round-trips";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -167,7 +168,7 @@ function openPglite(dir: string | undefined, counter?: RoundTripCounter): Databa
     const transaction = client.transaction.bind(client);
     client.transaction = ((fn: Parameters<typeof transaction>[0]) => (counter.count(2), transaction(fn))) as typeof client.transaction;
   }
-  const db = drizzlePglite(client, { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
+  const db = drizzlePglite(withPreparedStatements(client), { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
   return {
     kind: "pglite",
     db,

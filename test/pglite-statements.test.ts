@@ -1,0 +1,86 @@
+import { PGlite } from "@electric-sql/pglite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withPreparedStatements } from "@/lib/db/pglite-statements";
+
+// The prepared-statement client must answer exactly as PGlite's own query() does: rows, types,
+// row counts, errors with their SQLSTATE, and it must survive schema changes and evictions.
+describe("PGlite with prepared statements", () => {
+  let pg: PGlite;
+  let db: PGlite;
+
+  beforeAll(async () => {
+    pg = await PGlite.create();
+    db = withPreparedStatements(pg);
+    await pg.exec(`CREATE TABLE t (id text PRIMARY KEY, n int NOT NULL, at timestamptz, tags text[], doc jsonb)`);
+  });
+  afterAll(async () => {
+    await pg.close();
+  });
+
+  it("returns the same rows, fields and counts as PGlite's query()", async () => {
+    const at = new Date("2026-01-02T03:04:05.000Z");
+    const insert = `INSERT INTO t (id, n, at, tags, doc) VALUES ($1, $2, $3, $4, $5) RETURNING id, n`;
+    const mine = await db.query(insert, ["a", 1, at, ["x", "y"], JSON.stringify({ k: 1 })]);
+    const theirs = await pg.query(insert, ["b", 2, at, ["x", "y"], JSON.stringify({ k: 1 })]);
+    expect(mine.rows).toEqual([{ id: "a", n: 1 }]);
+    expect(mine.affectedRows).toBe(theirs.affectedRows);
+    expect(mine.fields).toEqual(theirs.fields);
+
+    const select = `SELECT id, n, at, tags, doc FROM t WHERE id = $1`;
+    for (const id of ["a", "b", "a"]) {
+      const a = await db.query(select, [id]);
+      const b = await pg.query(select, [id]);
+      expect(a.rows).toEqual(b.rows);
+      expect(a.fields).toEqual(b.fields);
+    }
+    const arrayMode = await db.query<unknown[]>(select, ["a"], { rowMode: "array" });
+    expect(arrayMode.rows[0]?.slice(0, 2)).toEqual(["a", 1]);
+    expect((await db.query(select, [null])).rows).toEqual([]);
+  });
+
+  it("uses a query's own parsers over PGlite's, for that query only", async () => {
+    const select = `SELECT at FROM t WHERE id = $1`;
+    const raw = await db.query<{ at: unknown }>(select, ["a"], { parsers: { 1184: (v: string) => `raw:${v}` } });
+    expect(raw.rows[0]?.at).toMatch(/^raw:2026-01-02/);
+    expect((await db.query<{ at: unknown }>(select, ["a"])).rows[0]?.at).toBeInstanceOf(Date);
+  });
+
+  it("reports a database error with its SQLSTATE and keeps working after it", async () => {
+    const insert = `INSERT INTO t (id, n) VALUES ($1, $2)`;
+    await expect(db.query(insert, ["a", 3])).rejects.toMatchObject({ code: "23505" });
+    await expect(db.query(`SELECT 1 / $1::int AS x`, [0])).rejects.toMatchObject({ code: "22012" });
+    await expect(db.query(`SELEC nonsense`)).rejects.toMatchObject({ code: "42601" });
+    expect((await db.query(`SELECT 1 / $1::int AS x`, [1])).rows).toEqual([{ x: 1 }]);
+  });
+
+  it("prepares a statement again when the schema under it changed", async () => {
+    const select = `SELECT * FROM t WHERE id = $1`;
+    expect(Object.keys((await db.query<Record<string, unknown>>(select, ["a"])).rows[0]!)).not.toContain("extra");
+    await pg.exec(`ALTER TABLE t ADD COLUMN extra text DEFAULT 'e'`);
+    expect((await db.query<Record<string, unknown>>(select, ["a"])).rows[0]).toMatchObject({ id: "a", extra: "e" });
+  });
+
+  it("keeps answering when more distinct statements run than it keeps prepared", async () => {
+    for (let i = 0; i < 300; i++) {
+      expect((await db.query<{ v: number }>(`SELECT $1::int + ${i} AS v`, [1])).rows[0]?.v).toBe(i + 1);
+    }
+    expect((await db.query<{ v: number }>(`SELECT $1::int + 0 AS v`, [5])).rows[0]?.v).toBe(5);
+    // Evicted statements are closed: the connection does not accumulate them.
+    const { rows } = await pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements`);
+    expect(rows[0]!.n).toBeLessThanOrEqual(256);
+  });
+
+  it("waits for an open transaction instead of running inside it", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const tx = pg.transaction(async (t) => {
+      await t.query(`INSERT INTO t (id, n) VALUES ('tx', 9)`);
+      await held;
+      throw new Error("roll back");
+    });
+    const outside = db.query<{ n: number }>(`SELECT count(*)::int AS n FROM t WHERE id = $1`, ["tx"]);
+    release();
+    await expect(tx).rejects.toThrow("roll back");
+    expect((await outside).rows[0]!.n).toBe(0);
+  });
+});
