@@ -42,8 +42,8 @@ export function withPreparedStatements(pg: PGlite): PGlite {
     );
     const prepared = {
       name,
-      paramTypes: parse.parseDescribeStatementResults(messages as Parameters<typeof parse.parseDescribeStatementResults>[0]),
-      rowDescription: (messages as BackendMessage[]).find((m) => m.name === "rowDescription"),
+      paramTypes: parse.parseDescribeStatementResults(messages),
+      rowDescription: messages.find((m) => m.name === "rowDescription"),
     };
     statements.set(text, prepared);
     if (statements.size > MAX_STATEMENTS) {
@@ -66,11 +66,11 @@ export function withPreparedStatements(pg: PGlite): PGlite {
     const values = params.map((param, i) => {
       if (param === null || param === undefined) return null;
       const serialize = options?.serializers?.[prepared.paramTypes[i]!] ?? pg.serializers[prepared.paramTypes[i]!];
-      return serialize ? serialize(param) : String(param as string);
+      return serialize ? serialize(param) : (param as { toString(): string }).toString();
     });
     try {
       const { messages } = await pg.execProtocol(
-        concat([protocol.serialize.bind({ statement: prepared.name, values: values as string[] }), protocol.serialize.execute({}), protocol.serialize.sync()]),
+        concat([protocol.serialize.bind({ statement: prepared.name, values }), protocol.serialize.execute({}), protocol.serialize.sync()]),
       );
       const all = prepared.rowDescription ? [prepared.rowDescription, ...messages] : messages;
       // PGlite merges a query's own parsers into a copy of all its parsers (a few hundred, with
