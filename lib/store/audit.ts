@@ -1,5 +1,6 @@
 import { auditEvents } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
+import { insertRow } from "./statement";
 import { runWrite, type Write } from "./write";
 
 /** Who caused a change and from where; every state change records one audit event with it. */
@@ -22,7 +23,7 @@ export type AuditEvent = {
 
 export function recordAuditWrite(db: Executor, actor: Actor, event: AuditEvent): Write<void> {
   return {
-    query: db.insert(auditEvents).values({
+    query: insertRow(db, auditEvents, {
       actorType: actor.type,
       actorId: actor.id ?? null,
       ip: actor.ip ?? null,

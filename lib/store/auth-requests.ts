@@ -1,7 +1,8 @@
-import { and, eq, gt, isNull, lt } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import { authRequests } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
+import { statement } from "./statement";
 import { runGuard, type GuardWrite } from "./write";
 
 export type AuthRequest = typeof authRequests.$inferSelect;
@@ -67,11 +68,17 @@ export async function takeWebauthnChallenge(db: Executor, id: string): Promise<s
 /** Marks the request used; false when another request got there first (it is single-use). */
 export function completeAuthRequestWrite(db: Executor, id: string, now: Date): GuardWrite {
   return {
-    guard: db
-      .update(authRequests)
-      .set({ completedAt: now })
-      .where(and(eq(authRequests.idHash, sha256(id)), isNull(authRequests.completedAt)))
-      .returning({ h: authRequests.idHash }),
+    guard: statement(
+      db,
+      "authRequests.complete",
+      (p) =>
+        db
+          .update(authRequests)
+          .set({ completedAt: sql`${p("now")}::timestamptz` })
+          .where(and(eq(authRequests.idHash, p("idHash")), isNull(authRequests.completedAt)))
+          .returning({ h: authRequests.idHash }),
+      { now: now.toISOString(), idHash: sha256(id) },
+    ),
   };
 }
 

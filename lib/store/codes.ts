@@ -1,9 +1,10 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { authorizationCodes, grants, sessions, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import { sessionHasEnded, type Grant } from "./grants";
 import type { User } from "./users";
+import { insertRow, statement } from "./statement";
 import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
 export type AuthorizationCode = typeof authorizationCodes.$inferSelect;
@@ -27,7 +28,7 @@ export type NewAuthorizationCode = {
 export function createAuthorizationCodeWrite(db: Executor, c: NewAuthorizationCode, now: Date): Write<string> {
   const code = randomToken(32);
   const { lifetimeSeconds, ...rest } = c;
-  const query = db.insert(authorizationCodes).values({
+  const query = insertRow(db, authorizationCodes, {
     ...rest,
     codeHash: sha256(code),
     expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000),
@@ -75,11 +76,17 @@ export async function findAuthorizationCode(db: Executor, code: string): Promise
 /** Marks the code used. Exactly one concurrent caller gets `true`; any other is a replay. */
 export function markCodeUsedWrite(db: Executor, codeHash: string, now: Date): GuardWrite {
   return {
-    guard: db
-      .update(authorizationCodes)
-      .set({ usedAt: now })
-      .where(and(eq(authorizationCodes.codeHash, codeHash), isNull(authorizationCodes.usedAt)))
-      .returning({ h: authorizationCodes.codeHash }),
+    guard: statement(
+      db,
+      "codes.markUsed",
+      (p) =>
+        db
+          .update(authorizationCodes)
+          .set({ usedAt: sql`${p("now")}::timestamptz` })
+          .where(and(eq(authorizationCodes.codeHash, p("codeHash")), isNull(authorizationCodes.usedAt)))
+          .returning({ h: authorizationCodes.codeHash }),
+      { now: now.toISOString(), codeHash },
+    ),
   };
 }
 

@@ -3,6 +3,7 @@ import { clients, grants, refreshTokenFamilies, sessions, tokenRevocations, toke
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
 import { longestTokenLifetime } from "./lifetimes";
+import { insertRow } from "./statement";
 import { runWrite, type Write } from "./write";
 
 export type Grant = typeof grants.$inferSelect;
@@ -22,7 +23,7 @@ export type NewGrant = {
 
 export function createGrantWrite(db: Executor, g: NewGrant): Write<{ id: string }> {
   const id = randomToken(16);
-  return { query: db.insert(grants).values({ id, ...g }), result: { id } };
+  return { query: insertRow(db, grants, { id, ...g }), result: { id } };
 }
 
 export function createGrant(db: Executor, g: NewGrant): Promise<{ id: string }> {

@@ -2,6 +2,7 @@ import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { passwordCredentials, sessions, userAgents, userFactors, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
+import { statement } from "./statement";
 import { runWrite, type Write } from "./write";
 
 export type Session = typeof sessions.$inferSelect;
@@ -130,13 +131,16 @@ export async function recordSecondFactor(db: Executor, sessionId: string, amr: s
 
 /** Marks activity: the idle expiry moves forward, never past the absolute expiry. */
 export function touchSessionWrite(db: Executor, sessionId: string, lifetimes: SessionLifetimes, now: Date): Write<void> {
-  const query = db
-    .update(sessions)
-    .set({
-      lastActiveAt: now,
-      idleExpiresAt: sql`least(${sessions.absoluteExpiresAt}, ${new Date(now.getTime() + lifetimes.sessionIdle * 1000).toISOString()}::timestamptz)`,
-    })
-    .where(eq(sessions.id, sessionId));
+  const query = statement(
+    db,
+    "sessions.touch",
+    (p) =>
+      db
+        .update(sessions)
+        .set({ lastActiveAt: sql`${p("now")}::timestamptz`, idleExpiresAt: sql`least(${sessions.absoluteExpiresAt}, ${p("idleUntil")}::timestamptz)` })
+        .where(eq(sessions.id, p("id"))),
+    { now: now.toISOString(), idleUntil: new Date(now.getTime() + lifetimes.sessionIdle * 1000).toISOString(), id: sessionId },
+  );
   return { query, result: undefined };
 }
 

@@ -1,9 +1,10 @@
-import { and, inArray, eq, isNull, or } from "drizzle-orm";
+import { and, inArray, eq, isNull, or, sql } from "drizzle-orm";
 import { grants, refreshTokenFamilies, tokenRevocations, tokens, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import type { Grant } from "./grants";
 import type { User } from "./users";
+import { insertRow, statement } from "./statement";
 import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
 export type StoredToken = typeof tokens.$inferSelect;
@@ -31,7 +32,7 @@ export type NewStoredToken = {
 export function insertOpaqueTokenWrite(db: Executor, t: NewStoredToken & { value?: string }): Write<{ value: string; id: string }> {
   const { value = randomToken(32), ...row } = t;
   const id = randomToken(16);
-  return { query: db.insert(tokens).values({ id, tokenHash: sha256(value), familyId: null, actor: null, ...row }), result: { value, id } };
+  return { query: insertRow(db, tokens, { id, tokenHash: sha256(value), familyId: null, actor: null, ...row }), result: { value, id } };
 }
 
 export function insertOpaqueToken(db: Executor, t: NewStoredToken & { value?: string }): Promise<{ value: string; id: string }> {
@@ -70,11 +71,17 @@ export async function revokeStoredToken(db: Executor, id: string, now: Date): Pr
  */
 export function markRotatedWrite(db: Executor, id: string, now: Date): GuardWrite {
   return {
-    guard: db
-      .update(tokens)
-      .set({ rotatedAt: now })
-      .where(and(eq(tokens.id, id), isNull(tokens.rotatedAt), isNull(tokens.revokedAt)))
-      .returning({ id: tokens.id }),
+    guard: statement(
+      db,
+      "tokens.markRotated",
+      (p) =>
+        db
+          .update(tokens)
+          .set({ rotatedAt: sql`${p("now")}::timestamptz` })
+          .where(and(eq(tokens.id, p("id")), isNull(tokens.rotatedAt), isNull(tokens.revokedAt)))
+          .returning({ id: tokens.id }),
+      { now: now.toISOString(), id },
+    ),
   };
 }
 
@@ -96,7 +103,7 @@ export type NewFamily = {
 
 export function createRefreshFamilyWrite(db: Executor, f: NewFamily): Write<{ id: string }> {
   const id = randomToken(16);
-  return { query: db.insert(refreshTokenFamilies).values({ id, actor: null, ...f }), result: { id } };
+  return { query: insertRow(db, refreshTokenFamilies, { id, actor: null, ...f }), result: { id } };
 }
 
 export function createRefreshFamily(db: Executor, f: NewFamily): Promise<{ id: string }> {

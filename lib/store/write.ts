@@ -1,19 +1,19 @@
-import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { Executor } from "@/lib/db/client";
+import { textToSql, type Statement } from "./statement";
 
 /**
  * A write built but not yet sent: the statement, and what its caller learns from it (ids and
  * values made here, not by the database). Built this way, a write can run on its own
  * (`runWrite`) or as part of one statement with others (`WriteBatch`).
  */
-export type Write<R> = { query: SQLWrapper & PromiseLike<unknown>; result: R };
+export type Write<R> = { query: Statement; result: R };
 
 /**
  * A write that decides whether the rest may happen: marking a code used, rotating a refresh
  * token, recording an assertion's `jti`. It returns the rows it changed; none means another
  * request got there first.
  */
-export type GuardWrite = { guard: SQLWrapper & PromiseLike<unknown[]> };
+export type GuardWrite = { guard: Statement };
 
 export async function runWrite<R>(w: Write<R>): Promise<R> {
   await w.query;
@@ -61,20 +61,20 @@ export function isGuardLost(e: unknown): boolean {
  * keys at the end of the statement.
  */
 export class WriteBatch {
-  private readonly writes: { query: SQLWrapper; guard: boolean }[] = [];
+  private readonly writes: { statement: Statement; guard: boolean }[] = [];
 
   get empty(): boolean {
     return this.writes.length === 0;
   }
 
   add<R>(w: Write<R>): Promise<R> {
-    this.writes.push({ query: w.query, guard: false });
+    this.writes.push({ statement: w.query, guard: false });
     return Promise.resolve(w.result);
   }
 
   /** Queues the guard and answers that it won; the statement checks that it did. */
   guard(w: GuardWrite): Promise<boolean> {
-    this.writes.push({ query: w.guard, guard: true });
+    this.writes.push({ statement: w.guard, guard: true });
     return Promise.resolve(true);
   }
 
@@ -83,11 +83,34 @@ export class WriteBatch {
     if (!this.writes.length) return;
     const only = this.writes.length === 1 ? this.writes[0]! : undefined;
     if (only && !only.guard) {
-      await db.execute(only.query.getSQL());
+      await only.statement;
       return;
     }
-    const ctes = this.writes.map((w, i) => sql`${sql.raw(`w${i}`)} AS (${w.query.getSQL()})`);
-    const checks: SQL[] = this.writes.flatMap((w, i) => (w.guard ? [sql.raw(`1 / (SELECT count(*) FROM w${i})`)] : []));
-    await db.execute(sql`WITH ${sql.join(ctes, sql`, `)} SELECT ${checks.length ? sql.join(checks, sql`, `) : sql`1`}`);
+    const shape = this.writes.map((w) => (w.guard ? "guard " : "") + w.statement.key).join("; ");
+    let text = batchTexts.get(shape);
+    if (text === undefined) {
+      text = batchText(this.writes);
+      batchTexts.set(shape, text);
+    }
+    await db.execute(textToSql(text, this.writes.flatMap((w) => w.statement.params)));
   }
+}
+
+/**
+ * The text of one batch by its shape (its statements' keys in order). Module-level for the same
+ * reason as the statement templates (statement.ts): it follows from the code alone. Few shapes
+ * exist: one or two per grant.
+ */
+const batchTexts = new Map<string, string>();
+
+/** `WITH w0 AS (…), w1 AS (…) SELECT 1 / (SELECT count(*) FROM w<guard>)…`, parameters numbered on. */
+function batchText(writes: { statement: Statement; guard: boolean }[]): string {
+  let offset = 0;
+  const ctes = writes.map((w, i) => {
+    const at = offset;
+    offset += w.statement.params.length;
+    return `w${i} AS (${w.statement.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + at}`)})`;
+  });
+  const checks = writes.flatMap((w, i) => (w.guard ? [`1 / (SELECT count(*) FROM w${i})`] : []));
+  return `WITH ${ctes.join(", ")} SELECT ${checks.length ? checks.join(", ") : "1"}`;
 }

@@ -1,0 +1,97 @@
+import { getTableName, is, Param, Placeholder, sql, SQL, type SQLWrapper } from "drizzle-orm";
+import type { PgTable } from "drizzle-orm/pg-core";
+import { resultRows, type Executor } from "@/lib/db/client";
+
+/** What Drizzle builds with placeholders: the text, and its parameters in order. */
+type Built = { toSQL(): { sql: string; params: unknown[] } };
+
+/** A parameter of a template: a placeholder filled per call (through its column's encoder), or a value built in. */
+type Slot = { name: string; encoder?: { mapToDriverValue(value: unknown): unknown } } | { value: unknown };
+
+type Template = { key: string; text: string; slots: Slot[] };
+
+/**
+ * Templates by what they are built from (a table and the columns given, or a named statement).
+ * Module-level on purpose: a template is derived from the schema and Drizzle's PostgreSQL dialect
+ * alone, both fixed in the code, so it is the same for every engine and every database handle.
+ */
+const templates = new Map<string, Template>();
+
+/**
+ * A statement with its text and driver values, ready to send. Building SQL with Drizzle's query
+ * builders costs more CPU than PGlite takes to run a simple insert, and the store's writes
+ * repeat a handful of shapes: each shape is built once, with placeholders, and filled per call.
+ *
+ * It can be awaited on its own (`runWrite`, `runGuard`, resolving to the rows it returns) or be
+ * joined with others into one statement (`WriteBatch`), which uses `key`, `text` and `params`.
+ */
+export class Statement implements SQLWrapper, PromiseLike<unknown[]> {
+  constructor(
+    private readonly db: Executor,
+    readonly key: string,
+    readonly text: string,
+    readonly params: unknown[],
+  ) {}
+
+  getSQL(): SQL {
+    return textToSql(this.text, this.params);
+  }
+
+  then<A = unknown[], B = never>(onFulfilled?: ((rows: unknown[]) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): PromiseLike<A | B> {
+    return this.db.execute(this.getSQL()).then((r) => resultRows<unknown>(r)).then(onFulfilled, onRejected);
+  }
+}
+
+/**
+ * The statement `build` makes, filled with `values`. `build` receives a function that makes the
+ * placeholder for a value's name; `key` names the statement's shape and must change when it does.
+ */
+export function statement(db: Executor, key: string, build: (p: (name: string) => Placeholder) => Built, values: Record<string, unknown>): Statement {
+  let t = templates.get(key);
+  if (!t) {
+    t = template(key, build((name) => sql.placeholder(name)));
+    templates.set(key, t);
+  }
+  return new Statement(db, key, t.text, fill(t, values));
+}
+
+/**
+ * `INSERT INTO table (…) VALUES (…)` for the columns `row` gives (those it leaves undefined take
+ * their defaults, as with Drizzle's own insert), optionally with `RETURNING` of named columns.
+ */
+export function insertRow(db: Executor, table: PgTable, row: Record<string, unknown>): Statement {
+  const columns = Object.keys(row).filter((k) => row[k] !== undefined);
+  const key = `insert ${getTableName(table)} (${columns.join(",")})`;
+  const s = statement(db, key, (p) => db.insert(table).values(Object.fromEntries(columns.map((c) => [c, p(c)])) as never), row);
+  // A column with a default computed in JavaScript ($defaultFn) would be frozen into the template.
+  if (templates.get(key)!.slots.some((slot) => "value" in slot)) throw new Error(`${key}: a column has a JavaScript-side default, which a template cannot hold`);
+  return s;
+}
+
+function template(key: string, built: Built): Template {
+  const { sql: text, params } = built.toSQL();
+  const slots: Slot[] = params.map((p) => {
+    if (is(p, Placeholder)) return { name: p.name };
+    if (is(p, Param) && is(p.value, Placeholder)) return { name: p.value.name, encoder: p.encoder };
+    return { value: p };
+  });
+  return { key, text, slots };
+}
+
+function fill(t: Template, values: Record<string, unknown>): unknown[] {
+  return t.slots.map((slot) => {
+    if ("value" in slot) return slot.value;
+    const v = values[slot.name];
+    // As Drizzle does for a value it binds: null stays NULL (a JSON column's encoder would make it 'null').
+    if (v === null || v === undefined) return null;
+    return slot.encoder ? slot.encoder.mapToDriverValue(v) : v;
+  });
+}
+
+/** Statement text with `$1`…`$n` in order, back into Drizzle's SQL (to run on any executor, in a transaction too). */
+export function textToSql(text: string, params: unknown[]): SQL {
+  const pieces = text.split(/\$\d+/);
+  const chunks: SQL[] = [sql.raw(pieces[0]!)];
+  for (let i = 1; i < pieces.length; i++) chunks.push(sql`${params[i - 1]}`, sql.raw(pieces[i]!));
+  return sql.join(chunks);
+}
