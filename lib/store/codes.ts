@@ -4,7 +4,7 @@ import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import { sessionHasEnded, type Grant } from "./grants";
 import type { User } from "./users";
-import { insertRow, statement } from "./statement";
+import { insertRow, preparedRead, statement } from "./statement";
 import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
 export type AuthorizationCode = typeof authorizationCodes.$inferSelect;
@@ -49,19 +49,22 @@ export type Redemption = { code: AuthorizationCode; grant: Grant | undefined; us
  * session never has an ended one; a code whose session is gone, ended or expired has.
  */
 export async function findCodeForRedemption(db: Executor, code: string, now: Date): Promise<Redemption | undefined> {
-  const [row] = await db
-    .select({
-      code: authorizationCodes,
-      grant: grants,
-      user: users,
-      // `id` first: Drizzle makes a left-joined object null when its first column is null.
-      session: { id: sessions.id, endedAt: sessions.endedAt, absoluteExpiresAt: sessions.absoluteExpiresAt },
-    })
-    .from(authorizationCodes)
-    .leftJoin(grants, eq(grants.id, authorizationCodes.grantId))
-    .leftJoin(users, eq(users.id, authorizationCodes.userId))
-    .leftJoin(sessions, eq(sessions.id, authorizationCodes.sessionId))
-    .where(eq(authorizationCodes.codeHash, sha256(code)));
+  const [row] = await preparedRead(db, "codes.findForRedemption", (p, name) =>
+    db
+      .select({
+        code: authorizationCodes,
+        grant: grants,
+        user: users,
+        // `id` first: Drizzle makes a left-joined object null when its first column is null.
+        session: { id: sessions.id, endedAt: sessions.endedAt, absoluteExpiresAt: sessions.absoluteExpiresAt },
+      })
+      .from(authorizationCodes)
+      .leftJoin(grants, eq(grants.id, authorizationCodes.grantId))
+      .leftJoin(users, eq(users.id, authorizationCodes.userId))
+      .leftJoin(sessions, eq(sessions.id, authorizationCodes.sessionId))
+      .where(eq(authorizationCodes.codeHash, p("hash")))
+      .prepare(name),
+  ).execute({ hash: sha256(code) });
   if (!row) return undefined;
   const sessionEnded = row.code.sessionId !== null && sessionHasEnded(row.session, now);
   return { code: row.code, grant: row.grant ?? undefined, user: row.user ?? undefined, sessionEnded };

@@ -2,7 +2,7 @@ import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { passwordCredentials, sessions, userAgents, userFactors, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
-import { statement } from "./statement";
+import { preparedRead, statement } from "./statement";
 import { runWrite, type Write } from "./write";
 
 export type Session = typeof sessions.$inferSelect;
@@ -34,41 +34,47 @@ export async function createUserAgent(db: Executor): Promise<{ id: string; cooki
 
 export async function findUserAgent(db: Executor, cookie: string): Promise<{ id: string } | undefined> {
   if (!cookie || cookie.length > 100) return undefined;
-  const [ua] = await db.select({ id: userAgents.id }).from(userAgents).where(eq(userAgents.cookieHash, sha256(cookie)));
+  const [ua] = await preparedRead(db, "sessions.findUserAgent", (p, name) =>
+    db.select({ id: userAgents.id }).from(userAgents).where(eq(userAgents.cookieHash, p("hash"))).prepare(name),
+  ).execute({ hash: sha256(cookie) });
   return ua;
 }
 
 /** Sessions of a user agent that can still be used, newest sign-in first, with their users. */
 export async function liveSessions(db: Executor, userAgentId: string, now: Date): Promise<SessionWithUser[]> {
-  const rows = await db
-    .select({
-      s: sessions,
-      user: {
-        id: users.id,
-        username: users.username,
-        email: users.email,
-        emailVerified: users.emailVerified,
-        givenName: users.givenName,
-        familyName: users.familyName,
-        locked: users.locked,
-        hasSecondFactor: sql<boolean>`exists (select 1 from ${userFactors} where ${userFactors.userId} = ${users.id} and ${userFactors.confirmedAt} is not null)`,
-        passwordChangedAt: passwordCredentials.changedAt,
-        passwordChangeRequiredSince: users.passwordChangeRequiredSince,
-      },
-    })
-    .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .leftJoin(passwordCredentials, eq(passwordCredentials.userId, users.id))
-    .where(
-      and(
-        eq(sessions.userAgentId, userAgentId),
-        isNull(sessions.endedAt),
-        gt(sessions.idleExpiresAt, now),
-        gt(sessions.absoluteExpiresAt, now),
-        eq(users.locked, false),
-      ),
-    )
-    .orderBy(asc(users.username));
+  const read = preparedRead(db, "sessions.live", (p, name) =>
+    db
+      .select({
+        s: sessions,
+        user: {
+          id: users.id,
+          username: users.username,
+          email: users.email,
+          emailVerified: users.emailVerified,
+          givenName: users.givenName,
+          familyName: users.familyName,
+          locked: users.locked,
+          hasSecondFactor: sql<boolean>`exists (select 1 from ${userFactors} where ${userFactors.userId} = ${users.id} and ${userFactors.confirmedAt} is not null)`,
+          passwordChangedAt: passwordCredentials.changedAt,
+          passwordChangeRequiredSince: users.passwordChangeRequiredSince,
+        },
+      })
+      .from(sessions)
+      .innerJoin(users, eq(users.id, sessions.userId))
+      .leftJoin(passwordCredentials, eq(passwordCredentials.userId, users.id))
+      .where(
+        and(
+          eq(sessions.userAgentId, p("userAgentId")),
+          isNull(sessions.endedAt),
+          gt(sessions.idleExpiresAt, sql`${p("now")}::timestamptz`),
+          gt(sessions.absoluteExpiresAt, sql`${p("now")}::timestamptz`),
+          eq(users.locked, false),
+        ),
+      )
+      .orderBy(asc(users.username))
+    .prepare(name),
+  );
+  const rows = await read.execute({ userAgentId, now: now.toISOString() });
   return rows.map((r) => ({ ...r.s, user: r.user }));
 }
 

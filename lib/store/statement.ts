@@ -56,6 +56,27 @@ export function statement(db: Executor, key: string, build: (p: (name: string) =
 }
 
 /**
+ * A read prepared once per database handle (Drizzle's `prepare`: built once, and on PostgreSQL a
+ * named server-side statement), run with `execute({ …values })`. `key` names it and its shape.
+ * The handle's prepared reads live as long as the handle does (a WeakMap on it).
+ */
+export function preparedRead<Q>(db: Executor, key: string, build: (p: (name: string) => Placeholder, name: string) => Q): Q {
+  let reads = preparedReads.get(db);
+  if (!reads) {
+    reads = new Map();
+    preparedReads.set(db, reads);
+  }
+  let q = reads.get(key) as Q | undefined;
+  if (!q) {
+    q = build((name) => sql.placeholder(name), `torii_${key.replace(/\W/g, "_")}`);
+    reads.set(key, q);
+  }
+  return q;
+}
+
+const preparedReads = new WeakMap<Executor, Map<string, unknown>>();
+
+/**
  * `INSERT INTO table (…) VALUES (…)` for the columns `row` gives (those it leaves undefined take
  * their defaults, as with Drizzle's own insert), optionally with `RETURNING` of named columns.
  */

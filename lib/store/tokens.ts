@@ -4,7 +4,7 @@ import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import type { Grant } from "./grants";
 import type { User } from "./users";
-import { insertRow, statement } from "./statement";
+import { insertRow, preparedRead, statement } from "./statement";
 import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
 export type StoredToken = typeof tokens.$inferSelect;
@@ -50,13 +50,16 @@ export type TokenWithGrant = { token: StoredToken; family: RefreshFamily | undef
 
 /** `findTokenByValue` and what the refresh grant checks with it, in one query. */
 export async function findTokenWithGrant(db: Executor, value: string): Promise<TokenWithGrant | undefined> {
-  const [row] = await db
-    .select({ token: tokens, family: refreshTokenFamilies, grant: grants, user: users })
-    .from(tokens)
-    .leftJoin(refreshTokenFamilies, eq(refreshTokenFamilies.id, tokens.familyId))
-    .leftJoin(grants, eq(grants.id, tokens.grantId))
-    .leftJoin(users, eq(users.id, tokens.userId))
-    .where(eq(tokens.tokenHash, sha256(value)));
+  const [row] = await preparedRead(db, "tokens.findWithGrant", (p, name) =>
+    db
+      .select({ token: tokens, family: refreshTokenFamilies, grant: grants, user: users })
+      .from(tokens)
+      .leftJoin(refreshTokenFamilies, eq(refreshTokenFamilies.id, tokens.familyId))
+      .leftJoin(grants, eq(grants.id, tokens.grantId))
+      .leftJoin(users, eq(users.id, tokens.userId))
+      .where(eq(tokens.tokenHash, p("hash")))
+      .prepare(name),
+  ).execute({ hash: sha256(value) });
   return row && { token: row.token, family: row.family ?? undefined, grant: row.grant ?? undefined, user: row.user ?? undefined };
 }
 
