@@ -5,21 +5,66 @@ import { isInputDataError } from "./text-input";
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
 
 /**
- * Text bodies by the Response they were made for: server.ts writes them to the socket as they
- * are instead of reading them back through the Response's stream (lib/server/node-adapter.ts).
+ * A response whose body is text known at construction. Making a Web `Response` with a body
+ * builds a stream for it (a tenth of a JWKS request's CPU), which server.ts never reads: it writes
+ * the text to the socket as it is (lib/server/node-adapter.ts). So the stream is made only when
+ * something reads the body the Web way (Next's route handlers, tests): a full `Response` with the
+ * same text, status and headers, made on first use.
  */
-const bodies = new WeakMap<Response, string>();
+class TextResponse extends Response {
+  readonly #text: string;
+  #full: Response | undefined;
+
+  constructor(text: string, init: ResponseInit) {
+    super(null, init);
+    this.#text = text;
+    // What `new Response(text)` sets when the caller gave no type.
+    if (!this.headers.has("content-type")) this.headers.set("content-type", "text/plain;charset=UTF-8");
+  }
+
+  get knownText(): string {
+    return this.#text;
+  }
+
+  #read(): Response {
+    this.#full ??= new Response(this.#text, { status: this.status, statusText: this.statusText, headers: this.headers });
+    return this.#full;
+  }
+
+  override get body(): Response["body"] {
+    return this.#read().body;
+  }
+  override get bodyUsed(): boolean {
+    return this.#full?.bodyUsed ?? false;
+  }
+  override text(): Promise<string> {
+    return this.#read().text();
+  }
+  override json(): Promise<unknown> {
+    return this.#read().json();
+  }
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return this.#read().arrayBuffer();
+  }
+  override blob(): Promise<Blob> {
+    return this.#read().blob();
+  }
+  override formData(): Promise<FormData> {
+    return this.#read().formData();
+  }
+  override clone(): Response {
+    return this.#read().clone();
+  }
+}
 
 /** A response whose body is `text` (or none, for HEAD); its text stays readable as usual. */
 export function textResponse(text: string | null, init: ResponseInit): Response {
-  const response = new Response(text, init);
-  if (text !== null) bodies.set(response, text);
-  return response;
+  return text === null ? new Response(null, init) : new TextResponse(text, init);
 }
 
 /** The text a response was made with by `textResponse`, if it was. */
 export function knownBody(response: Response): string | undefined {
-  return bodies.get(response);
+  return response instanceof TextResponse ? response.knownText : undefined;
 }
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
