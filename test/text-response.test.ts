@@ -19,8 +19,9 @@ describe("responses with a known text body", () => {
     expect(await copy.text()).toBe('{"a":1,"b":"ü"}');
 
     const streamed = textResponse("hello", { status: 200 });
+    const reader = streamed.body!.getReader();
     const chunks: Uint8Array[] = [];
-    for await (const c of streamed.body!) chunks.push(c);
+    for (let c = await reader.read(); !c.done; c = await reader.read()) chunks.push(c.value);
     expect(Buffer.concat(chunks).toString()).toBe("hello");
     // As `new Response(text)` does when no type is given.
     expect(streamed.headers.get("content-type")).toBe("text/plain;charset=UTF-8");
