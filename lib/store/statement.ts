@@ -1,4 +1,4 @@
-import { getTableName, is, Param, Placeholder, sql, SQL, type SQLWrapper } from "drizzle-orm";
+import { getTableName, is, Param, Placeholder, sql, SQL, StringChunk, type SQLWrapper } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import { resultRows, type Executor } from "@/lib/db/client";
 
@@ -112,7 +112,8 @@ function fill(t: Template, values: Record<string, unknown>): unknown[] {
 /** Statement text with `$1`…`$n` in order, back into Drizzle's SQL (to run on any executor, in a transaction too). */
 export function textToSql(text: string, params: unknown[]): SQL {
   const pieces = text.split(/\$\d+/);
-  const chunks: SQL[] = [sql.raw(pieces[0]!)];
-  for (let i = 1; i < pieces.length; i++) chunks.push(sql`${params[i - 1]}`, sql.raw(pieces[i]!));
-  return sql.join(chunks);
+  // One flat list of text and parameters: Drizzle turns it back into the same text cheaply.
+  const chunks: (StringChunk | Param)[] = [new StringChunk(pieces[0]!)];
+  for (let i = 1; i < pieces.length; i++) chunks.push(new Param(params[i - 1]), new StringChunk(pieces[i]!));
+  return new SQL(chunks);
 }
