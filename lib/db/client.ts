@@ -35,6 +35,12 @@ export interface Database {
    * (`onLost` is told, since notifications may have been missed). Returns the function that stops.
    */
   listen?(channel: string, onMessage: (payload: string) => void, onLost: (err: Error) => void): Promise<() => Promise<void>>;
+  /**
+   * Sends one statement to the driver as it is, with driver values for its `$n` parameters, and
+   * returns its rows: for statements built once and kept as text (lib/store/statement.ts), which
+   * Drizzle would only take apart and put together again.
+   */
+  query(text: string, params: unknown[]): Promise<unknown[]>;
   close(): Promise<void>;
   /** Present only with IDP_DEBUG_DB_ROUND_TRIPS=1 (the benchmark's round-trip count). */
   roundTrips?: RoundTripCounter;
@@ -72,6 +78,10 @@ function openPostgres(url: string, counter?: RoundTripCounter): Database {
       };
     },
     listen: (channel, onMessage, onLost) => listenOnOwnConnection(url, channel, onMessage, onLost),
+    query: async (text, params) => {
+      counter?.count();
+      return (await pool.query(text, params)).rows as unknown[];
+    },
     close: () => pool.end(),
   };
 }
@@ -168,7 +178,8 @@ function openPglite(dir: string | undefined, counter?: RoundTripCounter): Databa
     const transaction = client.transaction.bind(client);
     client.transaction = ((fn: Parameters<typeof transaction>[0]) => (counter.count(2), transaction(fn))) as typeof client.transaction;
   }
-  const db = drizzlePglite(withPreparedStatements(client), { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
+  const prepared = withPreparedStatements(client);
+  const db = drizzlePglite(prepared, { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
   return {
     kind: "pglite",
     db,
@@ -182,6 +193,10 @@ function openPglite(dir: string | undefined, counter?: RoundTripCounter): Databa
         query: async <T,>(sql: string, params?: unknown[]) => (await client.query<T>(sql, params)).rows,
         release: () => Promise.resolve(),
       });
+    },
+    query: async (text, params) => {
+      counter?.count();
+      return (await prepared.query(text, params)).rows;
     },
     close: () => client.close(),
   };

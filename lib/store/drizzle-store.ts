@@ -175,7 +175,7 @@ function batchedRepositories(direct: Repositories, db: Executor, batch: WriteBat
 }
 
 /** What the store needs of the engine: its database, caches and identity (for invalidations), and its keys. */
-export type StoreScope = { db: Db; caches: Caches; clock: Clock; id: string; database: Pick<Database, "kind">; keys: Store["keys"] };
+export type StoreScope = { db: Db; caches: Caches; clock: Clock; id: string; database: Pick<Database, "kind" | "query">; keys: Store["keys"] };
 
 /**
  * The engine's store on Drizzle: repositories on the database, cached reads through the engine's
@@ -215,7 +215,7 @@ export function drizzleStore(scope: StoreScope): Store {
       const batch = new WriteBatch();
       try {
         const result = await fn(batchedRepositories(direct, scope.db, batch));
-        await batch.flush(scope.db);
+        await batch.flush(scope.database.query);
         return result;
       } catch (e) {
         if (e instanceof NeedsTransaction || isGuardLost(e)) return transaction(fn);

@@ -1,5 +1,4 @@
-import type { Executor } from "@/lib/db/client";
-import { textToSql, type Statement } from "./statement";
+import type { Statement } from "./statement";
 
 /**
  * A write built but not yet sent: the statement, and what its caller learns from it (ids and
@@ -78,12 +77,15 @@ export class WriteBatch {
     return Promise.resolve(true);
   }
 
-  /** Sends the writes as one statement; throws what `isGuardLost` recognises when a guard lost. */
-  async flush(db: Executor): Promise<void> {
+  /**
+   * Sends the writes as one statement through `send` (the driver, without Drizzle: the texts are
+   * built already); throws what `isGuardLost` recognises when a guard lost.
+   */
+  async flush(send: (text: string, params: unknown[]) => Promise<unknown>): Promise<void> {
     if (!this.writes.length) return;
     const only = this.writes.length === 1 ? this.writes[0]! : undefined;
     if (only && !only.guard) {
-      await only.statement;
+      await send(only.statement.text, only.statement.params);
       return;
     }
     const shape = this.writes.map((w) => (w.guard ? "guard " : "") + w.statement.key).join("; ");
@@ -92,7 +94,7 @@ export class WriteBatch {
       text = batchText(this.writes);
       batchTexts.set(shape, text);
     }
-    await db.execute(textToSql(text, this.writes.flatMap((w) => w.statement.params)));
+    await send(text, this.writes.flatMap((w) => w.statement.params));
   }
 }
 
