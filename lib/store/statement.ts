@@ -8,7 +8,7 @@ type Built = { toSQL(): { sql: string; params: unknown[] } };
 /** A parameter of a template: a placeholder filled per call (through its column's encoder), or a value built in. */
 type Slot = { name: string; encoder?: { mapToDriverValue(value: unknown): unknown } } | { value: unknown };
 
-type Template = { key: string; text: string; slots: Slot[] };
+type Template = { text: string; slots: Slot[] };
 
 /**
  * Templates by what they are built from (a table and the columns given, or a named statement).
@@ -47,12 +47,18 @@ export class Statement implements SQLWrapper, PromiseLike<unknown[]> {
  * placeholder for a value's name; `key` names the statement's shape and must change when it does.
  */
 export function statement(db: Executor, key: string, build: (p: (name: string) => Placeholder) => Built, values: Record<string, unknown>): Statement {
+  return new Statement(db, key, ...filled(templateFor(key, build), values));
+}
+
+/** The template for `key`, built (and checked by `check`, which may refuse it) the first time. */
+function templateFor(key: string, build: (p: (name: string) => Placeholder) => Built, check?: (t: Template) => void): Template {
   let t = templates.get(key);
   if (!t) {
-    t = template(key, build((name) => sql.placeholder(name)));
+    t = template(build((name) => sql.placeholder(name)));
+    check?.(t);
     templates.set(key, t);
   }
-  return new Statement(db, key, t.text, fill(t, values));
+  return t;
 }
 
 /**
@@ -78,39 +84,45 @@ const preparedReads = new WeakMap<Executor, Map<string, unknown>>();
 
 /**
  * `INSERT INTO table (…) VALUES (…)` for the columns `row` gives (those it leaves undefined take
- * their defaults, as with Drizzle's own insert), optionally with `RETURNING` of named columns.
+ * their defaults, as with Drizzle's own insert).
  */
 export function insertRow(db: Executor, table: PgTable, row: Record<string, unknown>): Statement {
   const columns = Object.keys(row).filter((k) => row[k] !== undefined);
   const key = `insert ${getTableName(table)} (${columns.join(",")})`;
-  const s = statement(db, key, (p) => db.insert(table).values(Object.fromEntries(columns.map((c) => [c, p(c)])) as never), row);
-  // A column with a default computed in JavaScript ($defaultFn) would be frozen into the template.
-  if (templates.get(key)!.slots.some((slot) => "value" in slot)) throw new Error(`${key}: a column has a JavaScript-side default, which a template cannot hold`);
-  return s;
+  const t = templateFor(
+    key,
+    (p) => db.insert(table).values(Object.fromEntries(columns.map((c) => [c, p(c)])) as never),
+    // A column with a default computed in JavaScript ($defaultFn) would be frozen into the template.
+    (built) => {
+      if (built.slots.some((slot) => "value" in slot)) throw new Error(`${key}: a column has a JavaScript-side default, which a template cannot hold`);
+    },
+  );
+  return new Statement(db, key, ...filled(t, row));
 }
 
-function template(key: string, built: Built): Template {
+function template(built: Built): Template {
   const { sql: text, params } = built.toSQL();
   const slots: Slot[] = params.map((p) => {
     if (is(p, Placeholder)) return { name: p.name };
     if (is(p, Param) && is(p.value, Placeholder)) return { name: p.value.name, encoder: p.encoder };
     return { value: p };
   });
-  return { key, text, slots };
+  return { text, slots };
 }
 
-function fill(t: Template, values: Record<string, unknown>): unknown[] {
-  return t.slots.map((slot) => {
+/** The template's text, and its parameters filled from `values`. */
+function filled(t: Template, values: Record<string, unknown>): [string, unknown[]] {
+  return [t.text, t.slots.map((slot) => {
     if ("value" in slot) return slot.value;
     const v = values[slot.name];
     // As Drizzle does for a value it binds: null stays NULL (a JSON column's encoder would make it 'null').
     if (v === null || v === undefined) return null;
     return slot.encoder ? slot.encoder.mapToDriverValue(v) : v;
-  });
+  })];
 }
 
 /** Statement text with `$1`…`$n` in order, back into Drizzle's SQL (to run on any executor, in a transaction too). */
-export function textToSql(text: string, params: unknown[]): SQL {
+function textToSql(text: string, params: unknown[]): SQL {
   const pieces = text.split(/\$\d+/);
   // One flat list of text and parameters: Drizzle turns it back into the same text cheaply.
   const chunks: (StringChunk | Param)[] = [new StringChunk(pieces[0]!)];
