@@ -83,4 +83,57 @@ describe("PGlite with prepared statements", () => {
     await expect(tx).rejects.toThrow("roll back");
     expect((await outside).rows[0]!.n).toBe(0);
   });
+
+  describe("statements asked for in the same turn", () => {
+    beforeAll(async () => {
+      await pg.exec(`CREATE TABLE g (id text PRIMARY KEY, used boolean NOT NULL DEFAULT false)`);
+    });
+
+    // How many exchanges PGlite saw while `fn` ran (one per execProtocol call).
+    async function exchanges<T>(fn: () => Promise<T>): Promise<{ result: T; count: number }> {
+      const original = pg.execProtocol.bind(pg);
+      let count = 0;
+      pg.execProtocol = ((...args: Parameters<PGlite["execProtocol"]>) => (count++, original(...args))) as PGlite["execProtocol"];
+      try {
+        return { result: await fn(), count };
+      } finally {
+        pg.execProtocol = original;
+      }
+    }
+
+    it("share one exchange, and each gets its own answer in order", async () => {
+      const insert = `INSERT INTO g (id) VALUES ($1) RETURNING id`;
+      await db.query(insert, ["warm"]); // prepared beforehand, so the count below is the group's own
+      const { result, count } = await exchanges(() => Promise.all(Array.from({ length: 10 }, (_, i) => db.query<{ id: string }>(insert, [`g${i}`]))));
+      expect(result.map((r) => r.rows[0]!.id)).toEqual(Array.from({ length: 10 }, (_, i) => `g${i}`));
+      expect(count).toBe(1);
+      expect((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM g WHERE id LIKE 'g%'`)).rows[0]!.n).toBe(10);
+    });
+
+    it("run in the order asked: a guard taken by an earlier one is lost to a later one", async () => {
+      await db.query(`INSERT INTO g (id) VALUES ($1)`, ["code"]);
+      const take = `UPDATE g SET used = true WHERE id = $1 AND NOT used RETURNING id`;
+      const [first, second] = await Promise.all([db.query(take, ["code"]), db.query(take, ["code"])]);
+      expect(first.rows).toEqual([{ id: "code" }]);
+      expect(second.rows).toEqual([]);
+    });
+
+    it("keep the others' writes when one fails, and give the failing one its own error", async () => {
+      const insert = `INSERT INTO g (id) VALUES ($1)`;
+      const results = await Promise.allSettled([db.query(insert, ["ok1"]), db.query(insert, ["ok1"]), db.query(insert, ["ok2"]), db.query(`SELECT 1 / $1::int AS x`, [0])]);
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled", "rejected"]);
+      expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ code: "23505" });
+      expect((results[3] as PromiseRejectedResult).reason).toMatchObject({ code: "22012" });
+      const { rows } = await db.query<{ id: string }>(`SELECT id FROM g WHERE id LIKE 'ok%' ORDER BY id`);
+      expect(rows.map((r) => r.id)).toEqual(["ok1", "ok2"]);
+    });
+
+    it("are refused, all of them, once PGlite is closed", async () => {
+      const other = withPreparedStatements(await PGlite.create());
+      await other.query(`SELECT 1`);
+      const pending = [other.query(`SELECT 1`), other.query(`SELECT 2`)];
+      await other.close();
+      for (const p of pending) await expect(p).rejects.toThrow();
+    });
+  });
 });
