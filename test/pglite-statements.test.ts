@@ -93,7 +93,7 @@ describe("PGlite with prepared statements", () => {
     async function exchanges<T>(fn: () => Promise<T>): Promise<{ result: T; count: number }> {
       const original = pg.execProtocol.bind(pg);
       let count = 0;
-      pg.execProtocol = ((...args: Parameters<PGlite["execProtocol"]>) => (count++, original(...args))) as PGlite["execProtocol"];
+      pg.execProtocol = ((...args: Parameters<PGlite["execProtocol"]>) => (count++, original(...args)));
       try {
         return { result: await fn(), count };
       } finally {
