@@ -49,8 +49,10 @@ export async function sendWebResponse(res: ServerResponse, response: Response, e
   const cookies = response.headers.getSetCookie();
   if (cookies.length) headers["set-cookie"] = cookies;
   const text = knownBody(response);
-  const body = text !== undefined ? Buffer.from(text) : response.body ? Buffer.from(await response.arrayBuffer()) : null;
-  if (body) headers["content-length"] = String(body.length);
+  // A text body goes to Node as the string itself: Node then writes the head and the body as one
+  // string in one write, where a Buffer would take a copy and a gathered write of two parts.
+  const body = text ?? (response.body ? Buffer.from(await response.arrayBuffer()) : null);
+  if (body !== null) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.length);
   res.writeHead(response.status, headers);
   res.end(body);
 }
