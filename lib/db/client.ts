@@ -60,6 +60,7 @@ function openPostgres(url: string, counter?: RoundTripCounter): Database {
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on("error", (err) => { console.error(`[torii] database connection error: ${err.message}`); });
   const db = drizzlePg(pool, { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
+  const statementNames = new StatementNames();
   return {
     kind: "pg",
     db,
@@ -80,7 +81,7 @@ function openPostgres(url: string, counter?: RoundTripCounter): Database {
     listen: (channel, onMessage, onLost) => listenOnOwnConnection(url, channel, onMessage, onLost),
     query: async (text, params) => {
       counter?.count();
-      return (await pool.query(text, params)).rows as unknown[];
+      return (await pool.query({ name: statementNames.nameOf(text), text, values: params })).rows as unknown[];
     },
     close: () => pool.end(),
   };
@@ -215,4 +216,26 @@ export async function advisoryXactLock(tx: Executor, key: number): Promise<void>
 /** NOTIFY `channel`: PostgreSQL delivers it to the listeners when the transaction commits, never if it rolls back. */
 export async function notifyOnCommit(tx: Executor, channel: string, payload: string): Promise<void> {
   await tx.execute(sql`SELECT pg_notify(${channel}, ${payload})`);
+}
+
+/**
+ * Names for the texts sent through `Database.query` (the store's batched writes: a few shapes,
+ * each sent over and over), so that each connection of the pool parses and plans each one once
+ * and then only binds and executes it, as the prepared reads do (lib/store/statement.ts). Past
+ * `max` texts, more are sent unnamed: a bug that made texts without end must not make
+ * prepared statements without end on every connection.
+ */
+export class StatementNames {
+  private readonly names = new Map<string, string>();
+
+  constructor(private readonly max = 200) {}
+
+  nameOf(text: string): string | undefined {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < this.max) {
+      name = `torii_w${this.names.size + 1}`;
+      this.names.set(text, name);
+    }
+    return name;
+  }
 }
