@@ -128,6 +128,12 @@ describe("PGlite with prepared statements", () => {
       expect(rows.map((r) => r.id)).toEqual(["ok1", "ok2"]);
     });
 
+    it("answer an empty statement alongside the others", async () => {
+      const [empty, one] = await Promise.all([db.query(""), db.query<{ x: number }>(`SELECT $1::int AS x`, [1])]);
+      expect(empty.rows).toEqual([]);
+      expect(one.rows).toEqual([{ x: 1 }]);
+    });
+
     it("are refused, all of them, once PGlite is closed", async () => {
       const other = withPreparedStatements(await PGlite.create());
       await other.query(`SELECT 1`);

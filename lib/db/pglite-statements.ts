@@ -134,11 +134,12 @@ export function withPreparedStatements(pg: PGlite): PGlite {
       for (const w of group) await settle(w, () => run(w.text, w.params, w.options));
       return;
     }
-    // Committed: each statement's messages end with its CommandComplete.
+    // Committed: each statement's messages end with its CommandComplete (EmptyQuery for an empty text).
     let from = 0;
     let at = 0;
     for (let i = 0; i < messages.length && at < group.length; i++) {
-      if (messages[i]!.name !== "commandComplete") continue;
+      const name = messages[i]!.name;
+      if (name !== "commandComplete" && name !== "emptyQuery") continue;
       const slice = messages.slice(from, i + 1);
       const w = group[at]!;
       const p = prepared[at]!;
