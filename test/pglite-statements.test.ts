@@ -38,6 +38,26 @@ describe("PGlite with prepared statements", () => {
     expect((await db.query(select, [null])).rows).toEqual([]);
   });
 
+  it("reads every kind of column as PGlite's query() does: text in any script, NULL, numbers, arrays, JSON, bytes, times", async () => {
+    const select = `SELECT $1::text AS t, NULL::text AS n, 42::int8 AS big, 1.5::numeric AS num, 2.25::float8 AS f, true AS b,
+      ARRAY['a', NULL, 'ä,"q"']::text[] AS arr, '{"k": ["ü", 1]}'::jsonb AS doc, '\\x00ff'::bytea AS bin,
+      '2026-01-02 03:04:05.678+00'::timestamptz AS at, '2026-01-02'::date AS day, '1 day'::interval AS span, ''::text AS empty`;
+    for (const value of ["plain", "Grüße, 東京, emoji 🔑", ""]) {
+      const mine = await db.query(select, [value]);
+      const theirs = await pg.query(select, [value]);
+      expect(mine.rows).toEqual(theirs.rows);
+      expect(mine.fields).toEqual(theirs.fields);
+      const mineArrays = await db.query(select, [value], { rowMode: "array" });
+      const theirArrays = await pg.query(select, [value], { rowMode: "array" });
+      expect(mineArrays.rows).toEqual(theirArrays.rows);
+    }
+    const update = `UPDATE t SET n = n WHERE id = ANY($1)`;
+    const mine = await db.query(update, [["a", "b", "zz"]]);
+    const theirs = await pg.query(update, [["a", "b", "zz"]]);
+    expect(mine.affectedRows).toBe(2);
+    expect(mine.affectedRows).toBe(theirs.affectedRows);
+  });
+
   it("uses a query's own parsers over PGlite's, for that query only", async () => {
     const select = `SELECT at FROM t WHERE id = $1`;
     const raw = await db.query<{ at: unknown }>(select, ["a"], { parsers: { 1184: (v: string) => `raw:${v}` } });
@@ -91,13 +111,15 @@ describe("PGlite with prepared statements", () => {
 
     // How many exchanges PGlite saw while `fn` ran (one per execProtocol call).
     async function exchanges<T>(fn: () => Promise<T>): Promise<{ result: T; count: number }> {
-      const original = pg.execProtocol.bind(pg);
+      // Every exchange goes through one of these two.
+      const original = { execProtocol: pg.execProtocol.bind(pg), execProtocolRawStream: pg.execProtocolRawStream.bind(pg) };
       let count = 0;
-      pg.execProtocol = ((...args: Parameters<PGlite["execProtocol"]>) => (count++, original(...args)));
+      pg.execProtocol = (...args: Parameters<PGlite["execProtocol"]>) => (count++, original.execProtocol(...args));
+      pg.execProtocolRawStream = (...args: Parameters<PGlite["execProtocolRawStream"]>) => (count++, original.execProtocolRawStream(...args));
       try {
         return { result: await fn(), count };
       } finally {
-        pg.execProtocol = original;
+        Object.assign(pg, original);
       }
     }
 
@@ -134,12 +156,14 @@ describe("PGlite with prepared statements", () => {
       expect(one.rows).toEqual([{ x: 1 }]);
     });
 
-    it("are refused, all of them, once PGlite is closed", async () => {
+    it("are all answered or refused when PGlite closes, none left waiting; later ones are refused", async () => {
       const other = withPreparedStatements(await PGlite.create());
       await other.query(`SELECT 1`);
       const pending = [other.query(`SELECT 1`), other.query(`SELECT 2`)];
       await other.close();
-      for (const p of pending) await expect(p).rejects.toThrow();
+      const settled = await Promise.allSettled(pending);
+      expect(settled).toHaveLength(2);
+      await expect(other.query(`SELECT 3`)).rejects.toThrow();
     });
   });
 });

@@ -1,4 +1,5 @@
-import { parse, protocol, type PGlite, type QueryOptions, type Results } from "@electric-sql/pglite";
+import { messages, parse, protocol, types, type PGlite, type QueryOptions, type Results } from "@electric-sql/pglite";
+import { readAnswers, resultOfAnswer, type Answer, type Parser } from "./pglite-wire";
 
 type BackendMessage = { name: string };
 
@@ -9,7 +10,12 @@ const MAX_STATEMENTS = 256;
 // migration, say): prepared again once, the statement runs as it would have unprepared.
 const STALE_STATEMENT = new Set(["0A000", "26000"]);
 
-type Prepared = { name: string; paramTypes: number[]; rowDescription: BackendMessage | undefined };
+type Prepared = {
+  name: string;
+  paramTypes: number[];
+  /** The columns it returns, as PGlite's results name them (none for a statement without rows). */
+  fields: { name: string; dataTypeID: number }[];
+};
 
 type Waiting = {
   text: string;
@@ -30,9 +36,10 @@ const MAX_GROUP = 64;
  *
  * This gives Drizzle a client whose `query()` keeps each statement text prepared under a name on
  * PGlite's one connection, and runs it as Bind, Execute and Sync in one exchange, with the
- * parameter and row descriptions learned when it was prepared. Everything else (transactions,
- * `exec`, listening) is PGlite's own, untouched: statements inside a transaction run as PGlite
- * runs them, since they are rare on the request path (lib/store/write.ts).
+ * parameter and row descriptions learned when it was prepared, and reads the answer off the wire
+ * itself (pglite-wire.ts). Everything else (transactions, `exec`, listening) is PGlite's own,
+ * untouched: statements inside a transaction run as PGlite runs them, since they are rare on the
+ * request path (lib/store/write.ts).
  *
  * Statements asked for in the same turn of the event loop (concurrent requests) share one
  * exchange and one commit (`runGroup`): on a busy server most of a simple write's cost in PGlite is
@@ -55,10 +62,11 @@ export function withPreparedStatements(pg: PGlite): PGlite {
       concat([protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: "S", name }), protocol.serialize.sync()]),
       { syncToFs: false },
     );
+    const rowDescription = messages.find((m) => m.name === "rowDescription") as (BackendMessage & { fields: { name: string; dataTypeID: number }[] }) | undefined;
     const prepared = {
       name,
       paramTypes: parse.parseDescribeStatementResults(messages),
-      rowDescription: messages.find((m) => m.name === "rowDescription"),
+      fields: rowDescription?.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })) ?? [],
     };
     statements.set(text, prepared);
     if (statements.size > MAX_STATEMENTS) {
@@ -90,21 +98,38 @@ export function withPreparedStatements(pg: PGlite): PGlite {
     protocol.serialize.execute({}),
   ];
 
-  /** One statement's result from its messages (up to and with its CommandComplete). */
-  const resultOf = <T>(prepared: Prepared, messages: BackendMessage[], options: QueryOptions | undefined): Results<T> => {
-    const all = prepared.rowDescription ? [prepared.rowDescription, ...messages] : messages;
-    // PGlite merges a query's own parsers into a copy of all its parsers (a few hundred, with
-    // the array types) on every query; one object over them as prototype does the same lookups.
-    const parsers = options?.parsers ? Object.assign(Object.create(pg.parsers) as typeof pg.parsers, options.parsers) : pg.parsers;
-    return parse.parseResults(all as Parameters<typeof parse.parseResults>[0], parsers, options && { ...options, parsers: undefined })[0] as Results<T>;
+  /** A statement's result from its answer read off the wire (pglite-wire.ts). */
+  const resultOfWire = <T>(prepared: Prepared, answer: Answer, options: QueryOptions | undefined): Results<T> => {
+    const own = options?.parsers as Record<number, Parser> | undefined;
+    const all = pg.parsers as Record<number, Parser | undefined>;
+    const defaults = types.parsers as Record<number, Parser | undefined>;
+    const parserFor = (type: number): Parser | undefined => own?.[type] ?? all[type] ?? defaults[type];
+    return resultOfAnswer(answer, prepared.fields, parserFor, options?.rowMode) as Results<T>;
   };
 
-  /** One statement in an exchange of its own (Bind, Execute, Sync), prepared again once if stale. */
+  /** PGlite's output for `message`, as bytes: read by readAnswers, not by PGlite's own reader. */
+  const exchange = async (message: Uint8Array): Promise<Buffer> => {
+    const chunks: Buffer[] = [];
+    // The bytes are a view of PGlite's memory, reused after the callback: copied.
+    await pg.execProtocolRawStream(message, { onRawData: (bytes) => void chunks.push(Buffer.from(bytes)) });
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  };
+
+  /**
+   * One statement in an exchange of its own (Bind, Execute, Sync), prepared again once if stale.
+   * Its answer is read off the wire; an error is read by PGlite's own protocol reader, so that it
+   * is PGlite's DatabaseError with its SQLSTATE and fields, as PGlite's `query()` would throw it.
+   */
   const run = async <T>(text: string, params: unknown[], options: QueryOptions | undefined, retried = false): Promise<Results<T>> => {
     const prepared = await preparedFor(text);
+    const message = concat([...bindAndExecute(prepared, bindValues(prepared, params, options)), protocol.serialize.sync()]);
     try {
-      const { messages } = await pg.execProtocol(concat([...bindAndExecute(prepared, bindValues(prepared, params, options)), protocol.serialize.sync()]));
-      return resultOf<T>(prepared, messages, options);
+      const wire = await exchange(message);
+      const answers = readAnswers(wire);
+      if (!answers) throw databaseError(wire);
+      // Never expected otherwise: one Execute, one answer. It may have committed, so it must not run again.
+      if (answers.length !== 1) throw new Error(`PGlite answered one statement with ${answers.length} results`);
+      return resultOfWire<T>(prepared, answers[0]!, options);
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (retried || !code || !STALE_STATEMENT.has(code)) throw err;
@@ -123,33 +148,39 @@ export function withPreparedStatements(pg: PGlite): PGlite {
    * the same order: each then gets its own answer or error, as if they had never been grouped.
    */
   const runGroup = async (group: Waiting[]): Promise<void> => {
-    let messages: BackendMessage[];
-    let prepared: Prepared[];
+    const alone = async () => {
+      for (const w of group) await settle(w, () => run(w.text, w.params, w.options));
+    };
+    const prepared: Prepared[] = [];
+    let message: Uint8Array;
     try {
-      prepared = [];
       for (const w of group) prepared.push(await preparedFor(w.text));
       const parts = group.flatMap((w, i) => bindAndExecute(prepared[i]!, bindValues(prepared[i]!, w.params, w.options)));
-      ({ messages } = await pg.execProtocol(concat([...parts, protocol.serialize.sync()])));
+      message = concat([...parts, protocol.serialize.sync()]);
     } catch {
-      for (const w of group) await settle(w, () => run(w.text, w.params, w.options));
+      // A statement that cannot be prepared or a value that cannot be sent: nothing ran yet, and
+      // each caller gets its own answer or error.
+      return alone();
+    }
+    let answers: Answer[] | undefined;
+    try {
+      answers = readAnswers(await exchange(message));
+    } catch (err) {
+      // Not an answer from PostgreSQL but a failure around it: whether anything was kept is
+      // unknown, so nothing runs again.
+      for (const w of group) w.reject(err);
       return;
     }
-    // Committed: each statement's messages end with its CommandComplete (EmptyQuery for an empty text).
-    let from = 0;
-    let at = 0;
-    for (let i = 0; i < messages.length && at < group.length; i++) {
-      const name = messages[i]!.name;
-      if (name !== "commandComplete" && name !== "emptyQuery") continue;
-      const slice = messages.slice(from, i + 1);
-      const w = group[at]!;
-      const p = prepared[at]!;
-      await settle(w, () => Promise.resolve(resultOf(p, slice, w.options)));
-      from = i + 1;
-      at++;
-    }
-    // Never expected: PostgreSQL answers every Execute that ran. Those left have committed, so
-    // they must not run again; their callers learn that their answer was lost.
-    for (const w of group.slice(at)) w.reject(new Error("PGlite answered fewer statements than it was sent"));
+    // One of them failed, so none was kept.
+    if (!answers) return alone();
+    // Committed: one answer per statement, in order.
+    group.forEach((w, i) => {
+      const answer = answers[i];
+      // Never expected: PostgreSQL answers every Execute that ran. Those left have committed, so
+      // they must not run again; their callers learn that their answer was lost.
+      if (!answer) w.reject(new Error("PGlite answered fewer statements than it was sent"));
+      else void settle(w, () => Promise.resolve(resultOfWire(prepared[i]!, answer, w.options)));
+    });
   };
 
   const settle = async (w: Waiting, fn: () => Promise<Results<unknown>>): Promise<void> => {
@@ -208,6 +239,15 @@ export function withPreparedStatements(pg: PGlite): PGlite {
       return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
+}
+
+/** The error in an exchange's output, as PGlite's own reader makes it. */
+function databaseError(wire: Buffer): Error {
+  let error: Error | undefined;
+  new protocol.Parser().parse(wire, (message) => {
+    if (!error && message instanceof messages.DatabaseError) error = message;
+  });
+  return error ?? new Error("PGlite reported an error it did not describe");
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
