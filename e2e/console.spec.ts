@@ -177,7 +177,8 @@ test("users: create human and machine users, lock, roles, password, keys and tok
   // Edit the profile.
   await page.locator('[name="nickname"]').fill("CJ");
   await page.getByRole("button", { name: "Save profile" }).click();
-  await expect(page.getByText("Saved.").first()).toBeVisible();
+  // The profile's own status: the roles section above still says "Saved." from before.
+  await expect(page.locator("#section-profile").getByRole("status")).toHaveText("Saved.");
   expect((await (await adminApi(`/users/${userId}`)).json()).nickname).toBe("CJ");
   await shot(page, "user-detail-en-desktop");
 
