@@ -1,5 +1,8 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { json, knownBody, textResponse } from "@/lib/http/responses";
+import { sendWebResponse } from "@/lib/server/node-adapter";
 
 // server.ts writes a known text body as it is; everything else (Next, tests) reads the Response
 // the Web way, and must get the same body, status and headers as from a plain Response.
@@ -41,5 +44,20 @@ describe("responses with a known text body", () => {
     expect(knownBody(head)).toBeUndefined();
     expect(knownBody(new Response("x"))).toBeUndefined();
     expect(await head.text()).toBe("");
+  });
+
+  it("reach the client whole through server.ts, with a Content-Length in bytes, not characters", async () => {
+    const text = JSON.stringify({ error_description: "Grüße aus 東京 🔑" });
+    const server = http.createServer((_req, res) => void sendWebResponse(res, json(JSON.parse(text), 400), { "x-frame-options": "DENY" }));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      expect(res.status).toBe(400);
+      expect(res.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      expect(await res.text()).toBe(text);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

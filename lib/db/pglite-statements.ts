@@ -1,4 +1,4 @@
-import { messages, parse, protocol, types, type PGlite, type QueryOptions, type Results } from "@electric-sql/pglite";
+import { messages, parse, protocol, type PGlite, type QueryOptions, type Results } from "@electric-sql/pglite";
 import { readAnswers, resultOfAnswer, type Answer, type Parser } from "./pglite-wire";
 
 type BackendMessage = { name: string };
@@ -100,10 +100,10 @@ export function withPreparedStatements(pg: PGlite): PGlite {
 
   /** A statement's result from its answer read off the wire (pglite-wire.ts). */
   const resultOfWire = <T>(prepared: Prepared, answer: Answer, options: QueryOptions | undefined): Results<T> => {
+    // PGlite's parsers hold its default ones too; a query's own come first, for that query only.
     const own = options?.parsers as Record<number, Parser> | undefined;
     const all = pg.parsers as Record<number, Parser | undefined>;
-    const defaults = types.parsers as Record<number, Parser | undefined>;
-    const parserFor = (type: number): Parser | undefined => own?.[type] ?? all[type] ?? defaults[type];
+    const parserFor = (type: number): Parser | undefined => own?.[type] ?? all[type];
     return resultOfAnswer(answer, prepared.fields, parserFor, options?.rowMode) as Results<T>;
   };
 
@@ -151,6 +151,8 @@ export function withPreparedStatements(pg: PGlite): PGlite {
     const alone = async () => {
       for (const w of group) await settle(w, () => run(w.text, w.params, w.options));
     };
+    // One statement runs alone: run() reads its error without running it a second time.
+    if (group.length === 1) return alone();
     const prepared: Prepared[] = [];
     let message: Uint8Array;
     try {
@@ -206,9 +208,7 @@ export function withPreparedStatements(pg: PGlite): PGlite {
       await pg._checkReady();
       while (waiting.length) {
         group = waiting.splice(0, MAX_GROUP);
-        await pg._runExclusiveTransaction(() =>
-          pg._runExclusiveQuery(() => (group.length === 1 ? settle(group[0]!, () => run(group[0]!.text, group[0]!.params, group[0]!.options)) : runGroup(group))),
-        );
+        await pg._runExclusiveTransaction(() => pg._runExclusiveQuery(() => runGroup(group)));
       }
     } catch (err) {
       // PGlite closed or failed to start: nothing waiting can run (rejecting a settled one is a no-op).
