@@ -1,10 +1,10 @@
-import { PGlite } from "@electric-sql/pglite";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { drizzle } from "drizzle-orm/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StatementNames, type Executor } from "@/lib/db/client";
-import { withPreparedStatements } from "@/lib/db/pglite-statements";
+import { PgliteClient } from "@/lib/db/pglite-client";
+import { startPgliteThread } from "@/lib/db/pglite-thread";
 import { insertRow, statement } from "@/lib/store/statement";
 import { runGuard, runWrite, WriteBatch, isGuardLost } from "@/lib/store/write";
 
@@ -21,7 +21,7 @@ const withJsDefault = pgTable("things", { id: text("id").primaryKey().$defaultFn
 // Statements built once per shape and filled per call must write what Drizzle's own builders
 // would: defaults for columns left out, NULL (not JSON null) for null, encoded dates and arrays.
 describe("store statements from templates", () => {
-  let pg: PGlite;
+  let pg: PgliteClient;
   let db: Executor;
   let send: (text: string, params: unknown[]) => Promise<unknown>;
   const read = async (id: string) => (await db.select().from(things).where(eq(things.id, id)))[0];
@@ -34,11 +34,10 @@ describe("store statements from templates", () => {
     );
 
   beforeAll(async () => {
-    pg = await PGlite.create();
+    pg = new PgliteClient(startPgliteThread(undefined, []));
     await pg.exec(`CREATE TABLE things (id text PRIMARY KEY, label text NOT NULL DEFAULT 'unnamed', tags text[] NOT NULL DEFAULT '{}', doc jsonb, at timestamptz, used_at timestamptz)`);
-    const client = withPreparedStatements(pg);
-    db = drizzle(client) as unknown as Executor;
-    send = (text, params) => client.query(text, params);
+    db = drizzle(pg as never) as unknown as Executor;
+    send = (text, params) => pg.query(text, params);
   });
   afterAll(async () => {
     await pg.close();

@@ -3,14 +3,14 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import * as schema from "@/db/schema";
-import { withPreparedStatements } from "./pglite-statements";
+import { PgliteClient } from "./pglite-client";
+import { startPgliteThread } from "./pglite-thread";
 import { RoundTripCounter, roundTripCountingEnabled } from "./round-trips";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -173,14 +173,13 @@ function createPgliteDataDir(dir: string): void {
 
 function openPglite(dir: string | undefined, counter?: RoundTripCounter): Database {
   if (dir) createPgliteDataDir(dir);
-  const client = new PGlite(dir, { postgresqlconf: PGLITE_CONF });
+  const client = new PgliteClient(startPgliteThread(dir, PGLITE_CONF));
   if (counter) {
-    // PGlite runs BEGIN and COMMIT/ROLLBACK itself, outside drizzle's logger: two more per transaction.
+    // BEGIN and COMMIT/ROLLBACK are sent by the client itself, outside drizzle's logger: two more per transaction.
     const transaction = client.transaction.bind(client);
     client.transaction = ((fn: Parameters<typeof transaction>[0]) => (counter.count(2), transaction(fn))) as typeof client.transaction;
   }
-  const prepared = withPreparedStatements(client);
-  const db = drizzlePglite(prepared, { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
+  const db = drizzlePglite(client as never, { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
   return {
     kind: "pglite",
     db,
@@ -197,7 +196,7 @@ function openPglite(dir: string | undefined, counter?: RoundTripCounter): Databa
     },
     query: async (text, params) => {
       counter?.count();
-      return (await prepared.query(text, params)).rows;
+      return (await client.query(text, params)).rows;
     },
     close: () => client.close(),
   };

@@ -1,7 +1,8 @@
-import { messages, parse, protocol, type PGlite, type QueryOptions, type Results } from "@electric-sql/pglite";
+import { messages, parse, protocol, type QueryOptions, type Results } from "@electric-sql/pglite";
 import { readAnswers, resultOfAnswer, type Answer, type Parser } from "./pglite-wire";
 
-type BackendMessage = { name: string };
+/** A message PGlite's own reader made of an answer. */
+type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
 
 /** How many statements stay prepared; the least recently used one is closed past this. */
 const MAX_STATEMENTS = 256;
@@ -17,7 +18,23 @@ type Prepared = {
   fields: { name: string; dataTypeID: number }[];
 };
 
-type Waiting = {
+/** At most this many statements share one exchange. */
+export const MAX_GROUP = 64;
+
+type Serializer = (value: unknown) => string;
+
+/** What the statements run on: the database's exchange of wire messages, and its type converters. */
+export interface StatementHost {
+  exchange(message: Uint8Array, syncToFs: boolean): Promise<Buffer>;
+  group(statements: Uint8Array[]): Promise<Buffer[]>;
+  /** Column readers by type OID (PGlite's defaults and its array types). */
+  readonly parsers: Record<number, Parser | undefined>;
+  /** Parameter writers by type OID. */
+  readonly serializers: Record<number, Serializer | undefined>;
+}
+
+/** A statement's request, waiting for its turn in a group. */
+export type Waiting = {
   text: string;
   params: unknown[];
   options: QueryOptions | undefined;
@@ -25,47 +42,47 @@ type Waiting = {
   reject: (err: unknown) => void;
 };
 
-/** At most this many statements share one exchange. */
-const MAX_GROUP = 64;
-
 /**
  * PGlite's `query()` parses, plans and describes every statement again (unnamed statement, six
  * messages across the WebAssembly boundary). In WebAssembly, parsing and planning are most of a
  * simple statement's cost: a four-table join by primary keys costs about 0.9 ms unprepared and 0.4
  * prepared. The store sends a few dozen distinct statements, over and over.
  *
- * This gives Drizzle a client whose `query()` keeps each statement text prepared under a name on
- * PGlite's one connection, and runs it as Bind, Execute and Sync in one exchange, with the
- * parameter and row descriptions learned when it was prepared, and reads the answer off the wire
- * itself (pglite-wire.ts). Everything else (transactions, `exec`, listening) is PGlite's own,
- * untouched: statements inside a transaction run as PGlite runs them, since they are rare on the
- * request path (lib/store/write.ts).
+ * These statements are kept prepared under a name on PGlite's one connection and run as Bind,
+ * Execute and Sync in one exchange, with the parameter and row descriptions learned when they
+ * were prepared, and their answers are read off the wire here (pglite-wire.ts), with the same
+ * results and errors PGlite's own `query()` gives.
  *
- * Statements asked for in the same turn of the event loop (concurrent requests) share one
- * exchange and one commit (`runGroup`): on a busy server most of a simple write's cost in PGlite is
- * the exchange and the commit around it, not the statement.
- *
- * Like PGlite's own `query()`, it holds PGlite's transaction and query locks while it runs, so it
- * never interleaves with a transaction, and it syncs the file system after each exchange.
+ * `run` runs one statement in an exchange of its own; `sendGroup` sends the statements of several
+ * requests to run in one exchange and one commit: on a busy server most of a simple write's cost
+ * in PGlite is the exchange and the commit around it, not the statement. The caller holds the
+ * connection while it calls them (pglite-client.ts), so neither lands inside a transaction.
  */
-export function withPreparedStatements(pg: PGlite): PGlite {
+export function preparedStatements(host: StatementHost) {
   const statements = new Map<string, Prepared>();
   let counter = 0;
 
+  /** Messages that prepare or close a statement, with the answer read by PGlite's own reader. */
+  const control = async (message: Uint8Array): Promise<BackendMessage[]> => {
+    const all = readMessages(await host.exchange(message, false));
+    const error = all.find((m) => m instanceof messages.DatabaseError);
+    if (error) throw error;
+    return all;
+  };
+
   const close = async (name: string): Promise<void> => {
-    await pg.execProtocol(concat([protocol.serialize.close({ type: "S", name }), protocol.serialize.sync()]), { syncToFs: false });
+    await control(concat([protocol.serialize.close({ type: "S", name }), protocol.serialize.sync()]));
   };
 
   const prepare = async (text: string): Promise<Prepared> => {
     const name = `torii_${++counter}`;
-    const { messages } = await pg.execProtocol(
+    const answer = await control(
       concat([protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: "S", name }), protocol.serialize.sync()]),
-      { syncToFs: false },
     );
-    const rowDescription = messages.find((m) => m.name === "rowDescription") as (BackendMessage & { fields: { name: string; dataTypeID: number }[] }) | undefined;
+    const rowDescription = answer.find((m) => m.name === "rowDescription") as (BackendMessage & { fields: { name: string; dataTypeID: number }[] }) | undefined;
     const prepared = {
       name,
-      paramTypes: parse.parseDescribeStatementResults(messages),
+      paramTypes: parse.parseDescribeStatementResults(answer),
       fields: rowDescription?.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })) ?? [],
     };
     statements.set(text, prepared);
@@ -89,7 +106,7 @@ export function withPreparedStatements(pg: PGlite): PGlite {
   const bindValues = (prepared: Prepared, params: unknown[], options: QueryOptions | undefined): (string | null)[] =>
     params.map((param, i) => {
       if (param === null || param === undefined) return null;
-      const serialize = options?.serializers?.[prepared.paramTypes[i]!] ?? pg.serializers[prepared.paramTypes[i]!];
+      const serialize = options?.serializers?.[prepared.paramTypes[i]!] ?? host.serializers[prepared.paramTypes[i]!];
       return serialize ? serialize(param) : (param as { toString(): string }).toString();
     });
 
@@ -100,20 +117,14 @@ export function withPreparedStatements(pg: PGlite): PGlite {
 
   /** A statement's result from its answer read off the wire (pglite-wire.ts). */
   const resultOfWire = <T>(prepared: Prepared, answer: Answer, options: QueryOptions | undefined): Results<T> => {
-    // PGlite's parsers hold its default ones too; a query's own come first, for that query only.
+    // A query's own parsers come first, for that query only.
     const own = options?.parsers as Record<number, Parser> | undefined;
-    const all = pg.parsers as Record<number, Parser | undefined>;
-    const parserFor = (type: number): Parser | undefined => own?.[type] ?? all[type];
+    const parserFor = (type: number): Parser | undefined => own?.[type] ?? host.parsers[type];
     return resultOfAnswer(answer, prepared.fields, parserFor, options?.rowMode) as Results<T>;
   };
 
   /** PGlite's output for `message`, as bytes: read by readAnswers, not by PGlite's own reader. */
-  const exchange = async (message: Uint8Array): Promise<Buffer> => {
-    const chunks: Buffer[] = [];
-    // The bytes are a view of PGlite's memory, reused after the callback: copied.
-    await pg.execProtocolRawStream(message, { onRawData: (bytes) => void chunks.push(Buffer.from(bytes)) });
-    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-  };
+  const exchange = (message: Uint8Array): Promise<Buffer> => host.exchange(message, true);
 
   /**
    * One statement in an exchange of its own (Bind, Execute, Sync), prepared again once if stale.
@@ -140,105 +151,71 @@ export function withPreparedStatements(pg: PGlite): PGlite {
   };
 
   /**
-   * The statements of several requests in one exchange: Bind and Execute for each, then one Sync.
-   * Without a Sync between them they form one implicit transaction, so they commit together (one
-   * commit and one file-system sync instead of one each) in the order they were asked for, each
-   * seeing the ones before it as it would have running after them. If any of them fails, none is
-   * kept (the implicit transaction rolls back) and each runs again in an exchange of its own, in
-   * the same order: each then gets its own answer or error, as if they had never been grouped.
+   * Sends the statements of several requests as one group (`PgliteThread.group`: one exchange and
+   * one commit; if one fails, each runs again alone) and resolves once they are sent: each caller
+   * is answered when the thread answers. A statement that cannot be prepared or a value that
+   * cannot be sent fails its own caller only. A statement whose prepared form went stale (a
+   * migration changed its table) is handed to `again`, which runs it alone under the caller's
+   * locks, where it is prepared anew.
    */
-  const runGroup = async (group: Waiting[]): Promise<void> => {
-    const alone = async () => {
-      for (const w of group) await settle(w, () => run(w.text, w.params, w.options));
-    };
-    // One statement runs alone: run() reads its error without running it a second time.
-    if (group.length === 1) return alone();
-    const prepared: Prepared[] = [];
-    let message: Uint8Array;
-    try {
-      for (const w of group) prepared.push(await preparedFor(w.text));
-      const parts = group.flatMap((w, i) => bindAndExecute(prepared[i]!, bindValues(prepared[i]!, w.params, w.options)));
-      message = concat([...parts, protocol.serialize.sync()]);
-    } catch {
-      // A statement that cannot be prepared or a value that cannot be sent: nothing ran yet, and
-      // each caller gets its own answer or error.
-      return alone();
+  const sendGroup = async (group: Waiting[], again: (w: Waiting) => void): Promise<void> => {
+    const sent: { w: Waiting; prepared: Prepared }[] = [];
+    const parts: Uint8Array[] = [];
+    for (const w of group) {
+      try {
+        const prepared = await preparedFor(w.text);
+        parts.push(concat(bindAndExecute(prepared, bindValues(prepared, w.params, w.options))));
+        sent.push({ w, prepared });
+      } catch (err) {
+        w.reject(err);
+      }
     }
-    let answers: Answer[] | undefined;
-    try {
-      answers = readAnswers(await exchange(message));
-    } catch (err) {
+    if (!parts.length) return;
+    host.group(parts).then(
+      (answers) => {
+        sent.forEach(({ w, prepared }, i) => {
+          settleFromWire(w, prepared, answers[i]!, again);
+        });
+      },
       // Not an answer from PostgreSQL but a failure around it: whether anything was kept is
       // unknown, so nothing runs again.
-      for (const w of group) w.reject(err);
-      return;
-    }
-    // One of them failed, so none was kept.
-    if (!answers) return alone();
-    // Committed: one answer per statement, in order.
-    group.forEach((w, i) => {
-      const answer = answers[i];
-      // Never expected: PostgreSQL answers every Execute that ran. Those left have committed, so
-      // they must not run again; their callers learn that their answer was lost.
-      if (!answer) w.reject(new Error("PGlite answered fewer statements than it was sent"));
-      else void settle(w, () => Promise.resolve(resultOfWire(prepared[i]!, answer, w.options)));
-    });
+      (err: unknown) => {
+        for (const { w } of sent) w.reject(err);
+      },
+    );
   };
 
-  const settle = async (w: Waiting, fn: () => Promise<Results<unknown>>): Promise<void> => {
+  /** Answers `w` from its statement's output, or hands it to `again` if its statement went stale. */
+  const settleFromWire = (w: Waiting, prepared: Prepared, wire: Buffer, again: (w: Waiting) => void): void => {
+    const answer = readAnswers(wire);
+    if (!answer) {
+      const error = databaseError(wire);
+      const code = (error as { code?: string }).code;
+      if (code && STALE_STATEMENT.has(code)) again(w);
+      else w.reject(error);
+      return;
+    }
+    // Never expected: PostgreSQL answers every Execute that ran. It may have committed, so it
+    // must not run again; its caller learns that the answer was lost.
+    if (answer.length !== 1) {
+      w.reject(new Error(`PGlite answered one statement with ${answer.length} results`));
+      return;
+    }
     try {
-      w.resolve(await fn());
+      w.resolve(resultOfWire(prepared, answer[0]!, w.options));
     } catch (err) {
       w.reject(err);
     }
   };
 
-  /**
-   * Statements waiting for the next exchange. A statement asked for while the event loop is busy
-   * waits until the loop's current turn is done (setImmediate), so that the requests served in the
-   * same turn share one exchange; an idle server answers one statement alone, with no delay
-   * beyond that turn.
-   */
-  const waiting: Waiting[] = [];
-  let draining = false;
+  return { run, sendGroup };
+}
 
-  const drain = async (): Promise<void> => {
-    let group: Waiting[] = [];
-    try {
-      await pg._checkReady();
-      while (waiting.length) {
-        group = waiting.splice(0, MAX_GROUP);
-        await pg._runExclusiveTransaction(() => pg._runExclusiveQuery(() => runGroup(group)));
-      }
-    } catch (err) {
-      // PGlite closed or failed to start: nothing waiting can run (rejecting a settled one is a no-op).
-      for (const w of [...group, ...waiting.splice(0)]) w.reject(err);
-    } finally {
-      draining = false;
-    }
-  };
-
-  const query = <T>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<Results<T>> => {
-    // Blobs (COPY) and caller-chosen parameter types stay with PGlite's own path.
-    if (options?.blob || options?.paramTypes) return pg.query<T>(text, params, options);
-    return new Promise<Results<T>>((resolve, reject) => {
-      waiting.push({ text, params, options, resolve: resolve as Waiting["resolve"], reject });
-      if (!draining) {
-        draining = true;
-        setImmediate(() => void drain());
-      }
-    });
-  };
-
-  // A proxy rather than a patched instance: PGlite's methods use private fields, so they must run
-  // with the PGlite itself as `this`, and its own internal `query()` calls stay as they were.
-  return new Proxy(pg, {
-    get(target, prop) {
-      if (prop === "query") return query;
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+/** Every message of an exchange's output, as PGlite's own reader makes them. */
+export function readMessages(wire: Buffer): BackendMessage[] {
+  const all: BackendMessage[] = [];
+  new protocol.Parser().parse(wire, (m) => void all.push(m));
+  return all;
 }
 
 /** The error in an exchange's output, as PGlite's own reader makes it. */
@@ -250,7 +227,7 @@ function databaseError(wire: Buffer): Error {
   return error ?? new Error("PGlite reported an error it did not describe");
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
+export function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
