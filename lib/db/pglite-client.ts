@@ -1,5 +1,5 @@
-import { messages, Mutex, parse, protocol, TransactionAbortedError, types, type QueryOptions, type Results, type Transaction } from "@electric-sql/pglite";
-import { concat, MAX_GROUP, preparedStatements, readMessages, type StatementHost, type Waiting } from "./pglite-statements";
+import { Mutex, parse, protocol, TransactionAbortedError, types, type QueryOptions, type Results, type Transaction } from "@electric-sql/pglite";
+import { MAX_GROUP, preparedStatements, readChecked, type StatementHost, type Waiting } from "./pglite-statements";
 import type { PgliteThread } from "./pglite-thread";
 import type { Parser } from "./pglite-wire";
 
@@ -128,9 +128,8 @@ export class PgliteClient implements StatementHost {
   /** A simple-protocol exchange; the caller holds the transaction lock (or is inside one). */
   private simple(text: string, options?: QueryOptions): Promise<Results[]> {
     return this.queryLock.runExclusive(async () => {
-      const answer = readMessages(await this.thread.exchange(concat([protocol.serialize.query(text)]), true));
-      const error = answer.find((m) => m instanceof messages.DatabaseError);
-      if (error) throw error;
+      // PGlite's serializer hands out a buffer of its own each time: it can be moved to the thread.
+      const answer = readChecked(await this.thread.exchange(protocol.serialize.query(text), true));
       return parse.parseResults(answer, this.parsers as never, options);
     });
   }
@@ -142,17 +141,16 @@ export class PgliteClient implements StatementHost {
    * into its next exchange if it is still busy. So the thread never waits for this one.
    */
   private async drain(): Promise<void> {
-    let group: Waiting[] = [];
     try {
       await this.waitReady;
       while (this.waiting.length) {
-        group = this.waiting.splice(0, MAX_GROUP);
+        const group = this.waiting.splice(0, MAX_GROUP);
+        // sendGroup answers or fails each of its statements itself; it never throws.
         await this.transactionLock.runExclusive(() => this.queryLock.runExclusive(() => this.statements.sendGroup(group, (w) => void this.again(w))));
-        group = [];
       }
     } catch (err) {
-      // The database could not open or stopped: nothing waiting can run (rejecting a settled one is a no-op).
-      for (const w of [...group, ...this.waiting.splice(0)]) w.reject(err);
+      // The database could not open: nothing waiting can run.
+      for (const w of this.waiting.splice(0)) w.reject(err);
     } finally {
       this.draining = false;
     }

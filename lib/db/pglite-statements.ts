@@ -1,5 +1,5 @@
 import { messages, parse, protocol, type QueryOptions, type Results } from "@electric-sql/pglite";
-import { readAnswers, resultOfAnswer, type Answer, type Parser } from "./pglite-wire";
+import { readAnswers, resultOfAnswer, type Parser } from "./pglite-wire";
 
 /** A message PGlite's own reader made of an answer. */
 type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
@@ -63,12 +63,7 @@ export function preparedStatements(host: StatementHost) {
   let counter = 0;
 
   /** Messages that prepare or close a statement, with the answer read by PGlite's own reader. */
-  const control = async (message: Uint8Array): Promise<BackendMessage[]> => {
-    const all = readMessages(await host.exchange(message, false));
-    const error = all.find((m) => m instanceof messages.DatabaseError);
-    if (error) throw error;
-    return all;
-  };
+  const control = async (message: Uint8Array): Promise<BackendMessage[]> => readChecked(await host.exchange(message, false));
 
   const close = async (name: string): Promise<void> => {
     await control(concat([protocol.serialize.close({ type: "S", name }), protocol.serialize.sync()]));
@@ -115,35 +110,31 @@ export function preparedStatements(host: StatementHost) {
     protocol.serialize.execute({}),
   ];
 
-  /** A statement's result from its answer read off the wire (pglite-wire.ts). */
-  const resultOfWire = <T>(prepared: Prepared, answer: Answer, options: QueryOptions | undefined): Results<T> => {
+  /**
+   * A statement's result from its output read off the wire (pglite-wire.ts). An error is read by
+   * PGlite's own protocol reader, so that it is PGlite's DatabaseError with its SQLSTATE and
+   * fields, as PGlite's `query()` would throw it.
+   */
+  const resultOfWire = <T>(prepared: Prepared, wire: Buffer, options: QueryOptions | undefined): Results<T> => {
+    const answers = readAnswers(wire);
+    if (!answers) throw databaseError(wire);
+    // Never expected otherwise: one Execute, one answer. It may have committed, so it must not
+    // run again; its caller learns that the answer was lost.
+    if (answers.length !== 1) throw new Error(`PGlite answered one statement with ${answers.length} results`);
     // A query's own parsers come first, for that query only.
     const own = options?.parsers as Record<number, Parser> | undefined;
     const parserFor = (type: number): Parser | undefined => own?.[type] ?? host.parsers[type];
-    return resultOfAnswer(answer, prepared.fields, parserFor, options?.rowMode) as Results<T>;
+    return resultOfAnswer(answers[0]!, prepared.fields, parserFor, options?.rowMode) as Results<T>;
   };
 
-  /** PGlite's output for `message`, as bytes: read by readAnswers, not by PGlite's own reader. */
-  const exchange = (message: Uint8Array): Promise<Buffer> => host.exchange(message, true);
-
-  /**
-   * One statement in an exchange of its own (Bind, Execute, Sync), prepared again once if stale.
-   * Its answer is read off the wire; an error is read by PGlite's own protocol reader, so that it
-   * is PGlite's DatabaseError with its SQLSTATE and fields, as PGlite's `query()` would throw it.
-   */
+  /** One statement in an exchange of its own (Bind, Execute, Sync), prepared again once if stale. */
   const run = async <T>(text: string, params: unknown[], options: QueryOptions | undefined, retried = false): Promise<Results<T>> => {
     const prepared = await preparedFor(text);
     const message = concat([...bindAndExecute(prepared, bindValues(prepared, params, options)), protocol.serialize.sync()]);
     try {
-      const wire = await exchange(message);
-      const answers = readAnswers(wire);
-      if (!answers) throw databaseError(wire);
-      // Never expected otherwise: one Execute, one answer. It may have committed, so it must not run again.
-      if (answers.length !== 1) throw new Error(`PGlite answered one statement with ${answers.length} results`);
-      return resultOfWire<T>(prepared, answers[0]!, options);
+      return resultOfWire<T>(prepared, await host.exchange(message, true), options);
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (retried || !code || !STALE_STATEMENT.has(code)) throw err;
+      if (retried || !isStale(err)) throw err;
       statements.delete(text);
       await close(prepared.name);
       return run<T>(text, params, options, true);
@@ -174,7 +165,12 @@ export function preparedStatements(host: StatementHost) {
     host.group(parts).then(
       (answers) => {
         sent.forEach(({ w, prepared }, i) => {
-          settleFromWire(w, prepared, answers[i]!, again);
+          try {
+            w.resolve(resultOfWire(prepared, answers[i]!, w.options));
+          } catch (err) {
+            if (isStale(err)) again(w);
+            else w.reject(err);
+          }
         });
       },
       // Not an answer from PostgreSQL but a failure around it: whether anything was kept is
@@ -185,49 +181,35 @@ export function preparedStatements(host: StatementHost) {
     );
   };
 
-  /** Answers `w` from its statement's output, or hands it to `again` if its statement went stale. */
-  const settleFromWire = (w: Waiting, prepared: Prepared, wire: Buffer, again: (w: Waiting) => void): void => {
-    const answer = readAnswers(wire);
-    if (!answer) {
-      const error = databaseError(wire);
-      const code = (error as { code?: string }).code;
-      if (code && STALE_STATEMENT.has(code)) again(w);
-      else w.reject(error);
-      return;
-    }
-    // Never expected: PostgreSQL answers every Execute that ran. It may have committed, so it
-    // must not run again; its caller learns that the answer was lost.
-    if (answer.length !== 1) {
-      w.reject(new Error(`PGlite answered one statement with ${answer.length} results`));
-      return;
-    }
-    try {
-      w.resolve(resultOfWire(prepared, answer[0]!, w.options));
-    } catch (err) {
-      w.reject(err);
-    }
-  };
-
   return { run, sendGroup };
 }
 
+function isStale(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && STALE_STATEMENT.has(code);
+}
+
 /** Every message of an exchange's output, as PGlite's own reader makes them. */
-export function readMessages(wire: Buffer): BackendMessage[] {
+function readMessages(wire: Buffer): BackendMessage[] {
   const all: BackendMessage[] = [];
   new protocol.Parser().parse(wire, (m) => void all.push(m));
   return all;
 }
 
-/** The error in an exchange's output, as PGlite's own reader makes it. */
-function databaseError(wire: Buffer): Error {
-  let error: Error | undefined;
-  new protocol.Parser().parse(wire, (message) => {
-    if (!error && message instanceof messages.DatabaseError) error = message;
-  });
-  return error ?? new Error("PGlite reported an error it did not describe");
+/** The messages of an exchange's output; throws PGlite's DatabaseError if it holds one. */
+export function readChecked(wire: Buffer): BackendMessage[] {
+  const all = readMessages(wire);
+  const error = all.find((m) => m instanceof messages.DatabaseError);
+  if (error) throw error;
+  return all;
 }
 
-export function concat(parts: Uint8Array[]): Uint8Array {
+/** The error in an exchange's output, as PGlite's own reader makes it. */
+function databaseError(wire: Buffer): Error {
+  return readMessages(wire).find((m): m is InstanceType<typeof messages.DatabaseError> => m instanceof messages.DatabaseError) ?? new Error("PGlite reported an error it did not describe");
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {

@@ -93,14 +93,9 @@ async function answer(m, fn) {
 
 async function exchange(message, syncToFs) {
   const chunks = [];
-  let size = 0;
   // Each chunk is a view of PGlite's memory, reused after the callback: copied.
-  await pg.execProtocolRawStream(message, { syncToFs, onRawData: (bytes) => { chunks.push(bytes.slice()); size += bytes.length; } });
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) { out.set(c, at); at += c.length; }
-  return out;
+  await pg.execProtocolRawStream(message, { syncToFs, onRawData: (bytes) => void chunks.push(bytes.slice()) });
+  return chunks.length === 1 ? chunks[0] : concat(chunks);
 }
 
 function concat(parts) {
