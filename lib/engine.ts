@@ -13,6 +13,7 @@ import { resolveMasterKey } from "@/lib/master-key";
 import { TokenThrottle } from "@/lib/http/token-throttle";
 import { drizzleStore } from "@/lib/store/drizzle-store";
 import { activeSigningKeys } from "@/lib/store/signing-keys";
+import { tokenSealer } from "@/lib/keys/token-sealer";
 import type { Store } from "@/lib/store/repositories";
 import { BackgroundTasks } from "@/lib/background";
 import { Mailer } from "@/lib/mail/mailer";
@@ -94,6 +95,7 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
           signing: () => activeSigningKey(keyScope),
           verification: () => publicKeySet(keyScope),
           published: () => publicJwks(keyScope),
+          sealer: tokenSealer(masterKey, config.issuer),
         },
       }),
       masterKey,

@@ -81,14 +81,14 @@ describe("database round-trip counter", () => {
     await post({ grant_type: "client_credentials" }, basic(cc.id, ccSecret!)); // fills the client and key caches
     const issued = await post({ grant_type: "client_credentials" }, basic(cc.id, ccSecret!));
     expect(issued.status).toBe(200);
-    expect(issued.trips).toBe(1);
+    // An opaque access token is sealed, not stored: nothing to write.
+    expect(issued.trips).toBe(0);
     const introspected = await t.api("/oauth/v2/introspect", {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(cc.id, ccSecret!) },
       body: new URLSearchParams({ token: issued.body.access_token! }).toString(),
     });
     expect(((await introspected.json()) as { active: boolean }).active).toBe(true);
-    expect((await audited("token.issued", cc.id)).n).toBe(2);
 
     const { client, secret } = await makeClient(t, { accessTokenType: "opaque" });
     const user = await makeUser(t);

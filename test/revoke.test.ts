@@ -130,8 +130,11 @@ describe("revocation client authentication: all four methods", () => {
     const creds = { client_id: client.id, client_secret: secret! };
     const tr = await token(t, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb", ...creds });
     expect(tr.status).toBe(200);
+    // Introspection takes no client_secret_post (spec 5): userinfo tells whether the token still works.
+    const userinfo = () => fetch(t.baseUrl + "/oidc/v1/userinfo", { headers: { authorization: `Bearer ${tr.body.access_token}` } });
+    expect((await userinfo()).status).toBe(200);
     expectEmpty200(await revoke(t, tr.body.access_token, undefined, creds));
-    expect(resultRows(await t.inst.db.execute(sql`SELECT 1 FROM tokens WHERE client_id = ${client.id} AND revoked_at IS NOT NULL`))).toHaveLength(1);
+    expect((await userinfo()).status).toBe(401);
   });
 
   it("none (public client, client_id only)", async () => {

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/lib/db/client";
-import { sha256 } from "@/lib/crypto";
 import { startTestInstance, type TestInstance } from "./harness";
 import { basic, expectNoStore, makeClient, token, verify } from "./token-support";
+import { introspect } from "./introspect-support";
 
 let t: TestInstance;
 beforeAll(async () => {
@@ -63,19 +63,27 @@ describe("client_credentials grant", () => {
     expectNoStore(r.res);
   });
 
-  it("issues an opaque token of 256 random bits stored only by its hash", async () => {
+  it("issues an opaque token that is sealed, not stored: it reveals nothing, writes nothing, and introspects active", async () => {
     const { client, secret } = await makeClient(t, { accessTokenType: "opaque" });
-    const r = await token(t, { grant_type: "client_credentials" }, { auth: basic(client.id, secret!) });
+    const before = await Promise.all(["tokens", "grants", "audit_events"].map(count));
+    const r = await token(t, { grant_type: "client_credentials", scope: "openid" }, { auth: basic(client.id, secret!) });
     expect(r.status).toBe(200);
     const value: string = r.body.access_token;
-    expect(value.split(".")).toHaveLength(1);
-    expect(Buffer.from(value, "base64url").length).toBeGreaterThanOrEqual(32);
-    const rows = resultRows<{ token_hash: string; kind: string; client_id: string }>(
-      await t.inst.db.execute(sql`SELECT token_hash, kind, client_id FROM tokens WHERE client_id = ${client.id}`),
-    );
-    expect(rows).toEqual([{ token_hash: sha256(value), kind: "access", client_id: client.id }]);
-    const dump = JSON.stringify(resultRows(await t.inst.db.execute(sql`SELECT * FROM tokens`)));
-    expect(dump).not.toContain(value);
+    expect(value).toMatch(/^[A-Za-z0-9_-]+$/);
+    // Neither the client nor the scope can be read out of it: it is encrypted, not encoded.
+    const decoded = Buffer.from(value, "base64url").toString("latin1");
+    expect(decoded).not.toContain(client.id);
+    expect(decoded).not.toContain("openid");
+    expect(await Promise.all(["tokens", "grants", "audit_events"].map(count))).toEqual(before);
+
+    const auth = basic(client.id, secret!);
+    const active = await introspect(t, value, auth);
+    expect(active.body).toMatchObject({ active: true, client_id: client.id, sub: client.id, scope: "openid", token_type: "Bearer" });
+    // One character changed anywhere is another token, and not one of ours.
+    for (const at of [0, 10, value.length - 1]) {
+      const altered = value.slice(0, at) + (value[at] === "A" ? "B" : "A") + value.slice(at + 1);
+      expect((await introspect(t, altered, auth)).body).toEqual({ active: false });
+    }
   });
 
   it("refuses methods other than Basic or a body secret (per-grant table)", async () => {

@@ -1,13 +1,11 @@
-import { dateOf } from "@/lib/clock";
-import type { StoredToken } from "@/lib/store/tokens";
 import type { User } from "@/lib/store/users";
-import { GRANT_CLAIM, looksLikeJwt, verifyOwnJwt, type TokenEnv } from "./tokens";
+import { GRANT_CLAIM, looksLikeJwt, openOwnSealed, verifyOwnJwt, type TokenEnv } from "./tokens";
 
 export type { TokenEnv };
 
 /**
  * An access token this instance issued and that is still good: signature/issuer/expiry (JWT) or
- * the stored row (opaque), not revoked by the client, a grant revocation or a logout, and its
+ * seal/expiry (opaque), not revoked by the client, a grant revocation or a logout, and its
  * client and user still exist (a locked user's tokens stop working at once).
  */
 export type ActiveAccessToken = {
@@ -27,12 +25,6 @@ export type ActiveAccessToken = {
   actor: Record<string, unknown> | null;
 };
 
-/** A stored token (opaque access or refresh) that is neither revoked nor expired. */
-export function isStoredTokenActive(t: StoredToken, now: Date): boolean {
-  return !t.revokedAt && t.expiresAt > now;
-}
-
-const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 const str = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
 
 /**
@@ -51,7 +43,7 @@ export async function resolveAccessToken(env: TokenEnv, token: string, now = env
 }
 
 async function resolveUncached(env: TokenEnv, token: string): Promise<ActiveAccessToken | undefined> {
-  const resolved = looksLikeJwt(token) ? await fromJwt(env, token) : await fromStored(env, token);
+  const resolved = looksLikeJwt(token) ? await fromJwt(env, token) : await fromSealed(env, token);
   if (!resolved) return undefined;
   const client = await env.store.clients.get(resolved.clientId);
   // A machine user that presented its jwt-bearer assertion without a client is its own client:
@@ -101,23 +93,22 @@ async function fromJwt(env: TokenEnv, token: string): Promise<Unchecked | undefi
   };
 }
 
-async function fromStored(env: TokenEnv, token: string): Promise<Unchecked | undefined> {
-  const t = await env.store.tokens.findByValue(token);
-  // Refresh tokens are credentials of their client, never access tokens (see introspect.ts).
-  if (!t || t.kind !== "access" || !isStoredTokenActive(t, dateOf(env.store.clock))) return undefined;
+async function fromSealed(env: TokenEnv, token: string): Promise<Unchecked | undefined> {
+  const t = await openOwnSealed(env, token);
+  if (!t) return undefined;
   return {
     format: "opaque",
-    jti: t.id,
-    clientId: t.clientId,
-    userId: t.userId,
-    sub: t.userId ?? t.clientId,
-    scopes: t.scopes,
-    audience: t.audience,
-    iat: seconds(t.createdAt),
-    nbf: seconds(t.createdAt),
-    exp: seconds(t.expiresAt),
-    sessionId: t.sessionId,
-    grantId: t.grantId,
-    actor: t.actor ?? null,
+    jti: t.j,
+    clientId: t.c,
+    userId: t.u ?? null,
+    sub: t.u ?? t.c,
+    scopes: t.s.split(" ").filter(Boolean),
+    audience: t.a,
+    iat: t.i,
+    nbf: t.i,
+    exp: t.e,
+    sessionId: t.sid ?? null,
+    grantId: t.g ?? null,
+    actor: t.act ?? null,
   };
 }

@@ -89,6 +89,7 @@ export async function completeAuthorization(
       repos: tx,
       issuer: inst.issuer,
       signingKey: signingKey!,
+      sealer: inst.store.keys.sealer,
       primaryDomain: settings.primaryDomain,
       client,
       user: full,

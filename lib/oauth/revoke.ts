@@ -1,15 +1,14 @@
-import { dateOf } from "@/lib/clock";
 import { clientAddress } from "@/lib/http/client-address";
 import { json, NO_STORE } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import type { Client } from "@/lib/store/clients";
 import type { Actor } from "@/lib/store/audit";
-import { isStoredTokenActive, type TokenEnv } from "./access-token";
+import type { TokenEnv } from "./access-token";
 import { ALL_METHODS, authenticateClient } from "./client-auth";
 import { InvalidRequest } from "@/lib/protocol/errors";
 import { corsEndpoint, type CorsScope } from "./cors";
 import { readForm } from "./form";
-import { looksLikeJwt, verifyOwnJwt } from "./tokens";
+import { looksLikeJwt, openOwnSealed, verifyOwnJwt } from "./tokens";
 
 export type RevocationOutcome =
   | { revoked: false }
@@ -21,14 +20,14 @@ export type RevocationOutcome =
  * (unknown, expired, already revoked, another client's) changes nothing, and the endpoint
  * answers 200 either way, so a client learns nothing about tokens that are not its own.
  *
- * `token_type_hint` is only a hint (RFC 7009 2.1): JWT and opaque values cannot be confused,
- * and an opaque value is looked up once whatever kind it is, so the hint only orders lookups
- * and a wrong hint never stops a revocation.
+ * `token_type_hint` is only a hint (RFC 7009 2.1): a JWT, a sealed opaque access token and a
+ * stored refresh token cannot be confused, so the hint only orders the attempts and a wrong hint
+ * never stops a revocation. Only the refresh token is looked up in the database.
  */
 export async function revokeToken(env: TokenEnv, client: Client, token: string, hint?: string): Promise<RevocationOutcome> {
-  const tryJwt = () => (looksLikeJwt(token) ? revokeJwtAccessToken(env, client, token) : Promise.resolve(undefined));
-  const tryStored = () => revokeStoredValue(env, client, token);
-  const order = hint === "refresh_token" ? [tryStored, tryJwt] : [tryJwt, tryStored];
+  const tryAccess = () => revokeAccessToken(env, client, token);
+  const tryRefresh = () => revokeRefreshToken(env, client, token);
+  const order = hint === "refresh_token" ? [tryRefresh, tryAccess] : [tryAccess, tryRefresh];
   for (const attempt of order) {
     const outcome = await attempt();
     if (outcome) return outcome;
@@ -36,28 +35,27 @@ export async function revokeToken(env: TokenEnv, client: Client, token: string, 
   return { revoked: false };
 }
 
-/** A JWT access token is not stored: its `jti` is recorded as revoked until it would expire anyway. */
-async function revokeJwtAccessToken(env: TokenEnv, client: Client, token: string): Promise<RevocationOutcome | undefined> {
-  const p = await verifyOwnJwt(env, token, "at+jwt");
-  if (!p || p.client_id !== client.id || typeof p.jti !== "string" || typeof p.exp !== "number") return undefined;
-  await env.store.grants.revokeJti(p.jti, "client_revocation", new Date(p.exp * 1000));
-  return { revoked: true, kind: "access_token", format: "jwt", id: p.jti };
+/**
+ * An access token, JWT or opaque, is not stored: its `jti` is recorded as revoked until it would
+ * expire anyway (spec 4.6: revoking an access token revokes only that token).
+ */
+async function revokeAccessToken(env: TokenEnv, client: Client, token: string): Promise<RevocationOutcome | undefined> {
+  const access = looksLikeJwt(token) ? await verifyOwnJwt(env, token, "at+jwt") : await openOwnSealed(env, token);
+  if (!access) return undefined;
+  const { clientId, jti, exp } =
+    "j" in access ? { clientId: access.c, jti: access.j, exp: access.e } : { clientId: access.client_id, jti: access.jti, exp: access.exp };
+  if (clientId !== client.id || typeof jti !== "string" || typeof exp !== "number") return undefined;
+  await env.store.grants.revokeJti(jti, "client_revocation", new Date(exp * 1000));
+  return { revoked: true, kind: "access_token", format: "j" in access ? "opaque" : "jwt", id: jti };
 }
 
-async function revokeStoredValue(env: TokenEnv, client: Client, token: string): Promise<RevocationOutcome | undefined> {
+async function revokeRefreshToken(env: TokenEnv, client: Client, token: string): Promise<RevocationOutcome | undefined> {
   if (looksLikeJwt(token) || token.length > 512) return undefined;
   const t = await env.store.tokens.findByValue(token);
-  if (!t || t.clientId !== client.id) return undefined;
-  if (t.kind === "access") {
-    // Spec 4.6: revoking an access token revokes only that token.
-    if (!isStoredTokenActive(t, dateOf(env.store.clock))) return undefined;
-    await env.store.tokens.revoke(t.id);
-    return { revoked: true, kind: "access_token", format: "opaque", id: t.id };
-  }
   // A refresh token takes its rotation family and the access tokens issued from it along
-  // (RFC 7009 2.1, spec 4.6): revokeFamily revokes the grant, which reaches the JWTs too. An
-  // already rotated token still names a live family the client asked to end.
-  if (!t.familyId) return undefined;
+  // (RFC 7009 2.1, spec 4.6): revokeFamily revokes the grant, which reaches the access tokens
+  // too. An already rotated token still names a live family the client asked to end.
+  if (!t || t.clientId !== client.id || t.kind !== "refresh" || !t.familyId) return undefined;
   const family = await env.store.tokens.getFamily(t.familyId);
   if (!family || family.revokedAt) return undefined;
   await env.store.tokens.revokeFamily(t.familyId, "client_revocation");

@@ -7,7 +7,7 @@ import { randomToken } from "@/lib/crypto";
 import { acrOf } from "@/lib/protocol/vocabulary";
 import { SIGNING_ALG, type ActiveKey } from "@/lib/keys/signing-keys";
 import type { Client } from "@/lib/store/clients";
-import type { Repositories, Store } from "@/lib/store/repositories";
+import type { Repositories, Store, TokenSealer } from "@/lib/store/repositories";
 import type { User } from "@/lib/store/users";
 import { claimsForScopes } from "./claims";
 import { scopeString, USER_CLAIM_SCOPES } from "./scopes";
@@ -23,12 +23,12 @@ export type TokenEnv = { store: Store; issuer: string };
  * store), and the signing key and primary domain, read from the engine's caches before any
  * transaction opens (grants/transaction.ts): a cache must not be filled from a transaction.
  */
-export type IssueEnv = { repos: Repositories; issuer: string; signingKey: ActiveKey; primaryDomain: string };
+export type IssueEnv = { repos: Repositories; issuer: string; signingKey: ActiveKey; sealer: TokenSealer; primaryDomain: string };
 
 /** What `env` is for the store itself, outside any transaction. */
 export async function issueEnvOf(store: Store, issuer: string): Promise<IssueEnv> {
   const [signingKey, settings] = await Promise.all([store.keys.signing(), store.settings.get()]);
-  return { repos: store, issuer, signingKey, primaryDomain: settings.primaryDomain };
+  return { repos: store, issuer, signingKey, sealer: store.keys.sealer, primaryDomain: settings.primaryDomain };
 }
 
 /**
@@ -96,8 +96,10 @@ export function halfHash(value: string): string {
 }
 
 /**
- * An access token in the client's format. A JWT is not stored (revocation is recorded instead);
- * an opaque token is 256 random bits stored by hash.
+ * An access token in the client's format. Neither is stored: a JWT is signed, an opaque token is
+ * the same claims sealed (encrypted and authenticated, lib/keys/token-sealer.ts), so only this
+ * provider can read it and the client learns nothing from it. Either is revoked by recording its
+ * `jti`, grant, session or audience (lib/store/grants.ts), and introspection checks those records.
  */
 export async function issueAccessToken(ctx: TokenContext): Promise<IssuedAccessToken> {
   const format = ctx.format ?? (ctx.client.accessTokenType === "opaque" ? "opaque" : "jwt");
@@ -105,23 +107,15 @@ export async function issueAccessToken(ctx: TokenContext): Promise<IssuedAccessT
   const iat = nowSeconds(ctx);
   const expiresAt = new Date((iat + lifetime) * 1000);
   const audience = ctx.audience?.length ? ctx.audience : [ctx.client.id];
-  if (format === "opaque") {
-    if (!ctx.grantId) throw new Error("an opaque access token needs a grant");
-    const { value, id } = await ctx.repos.tokens.insertOpaque({
-      kind: "access",
-      clientId: ctx.client.id,
-      userId: ctx.user?.id ?? null,
-      sessionId: ctx.sessionId ?? null,
-      grantId: ctx.grantId,
-      familyId: ctx.familyId ?? null,
-      scopes: ctx.scopes,
-      audience,
-      actor: ctx.actor ?? null,
-      expiresAt,
-    });
-    return { token: value, expiresIn: lifetime, jti: id, format, expiresAt };
-  }
   const jti = randomToken(16);
+  if (format === "opaque") {
+    const sealed: SealedAccessToken = { j: jti, c: ctx.client.id, s: scopeString(ctx.scopes), a: audience, i: iat, e: iat + lifetime };
+    if (ctx.user) sealed.u = ctx.user.id;
+    if (ctx.sessionId) sealed.sid = ctx.sessionId;
+    if (ctx.grantId) sealed.g = ctx.grantId;
+    if (ctx.actor) sealed.act = ctx.actor;
+    return { token: ctx.sealer.seal(sealed), expiresIn: lifetime, jti, format, expiresAt };
+  }
   const payload: Record<string, unknown> = {
     iss: ctx.issuer,
     sub: subjectOf(ctx),
@@ -257,6 +251,56 @@ export async function verifyOwnJwt(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What an opaque access token seals: the claims a JWT access token carries, under short names
+ * (the token travels in every request to a resource server). `u` is the user; a client-only token
+ * (client credentials) has none and its client is its subject.
+ */
+export type SealedAccessToken = {
+  j: string;
+  c: string;
+  u?: string;
+  s: string;
+  a: string[];
+  i: number;
+  e: number;
+  sid?: string;
+  g?: string;
+  act?: Record<string, unknown>;
+};
+
+const optionalString = (v: unknown) => v === undefined || (typeof v === "string" && v !== "");
+
+function isSealedAccessToken(p: Record<string, unknown>): p is SealedAccessToken {
+  return (
+    typeof p.j === "string" &&
+    typeof p.c === "string" &&
+    typeof p.s === "string" &&
+    Array.isArray(p.a) &&
+    p.a.every((a) => typeof a === "string") &&
+    Number.isInteger(p.i) &&
+    Number.isInteger(p.e) &&
+    optionalString(p.u) &&
+    optionalString(p.sid) &&
+    optionalString(p.g) &&
+    (p.act === undefined || (typeof p.act === "object" && p.act !== null))
+  );
+}
+
+/**
+ * Opens an opaque access token this provider sealed and checks what verifyOwnJwt checks of a JWT:
+ * not expired, and not revoked by jti, grant, session or audience. Undefined when any of that
+ * fails, and for anything that is not a sealed access token (a refresh token, say) without
+ * touching the database.
+ */
+export async function openOwnSealed(env: TokenEnv, token: string): Promise<SealedAccessToken | undefined> {
+  if (looksLikeJwt(token)) return undefined;
+  const p = env.store.keys.sealer.open(token);
+  if (!p || !isSealedAccessToken(p) || p.e <= secondsOf(env.store.clock)) return undefined;
+  const revoked = await env.store.tokens.isAccessTokenRevoked({ jti: p.j, grantId: p.g ?? null, sessionId: p.sid ?? null, iat: p.i, audience: p.a });
+  return revoked ? undefined : p;
 }
 
 /** What an access token for an API differs in: audience, format, lifetime and the subject's roles there. */

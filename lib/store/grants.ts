@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import { clients, grants, refreshTokenFamilies, sessions, tokenRevocations, tokens } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
@@ -85,9 +85,9 @@ export async function revokeFamily(db: Executor, familyId: string, reason: strin
 }
 
 /**
- * Revokes every token issued from a browser session (logout): stored tokens with that session,
- * the session's grants and families, and JWTs by their `sid`. With `keepOffline`, refresh
- * families (offline access) survive; their access tokens issued so far do not.
+ * Revokes every token issued from a browser session (logout): its refresh tokens, grants and
+ * families, and its access tokens by their `sid` (a revocation record: they are not stored). With
+ * `keepOffline`, refresh families (offline access) survive; the access tokens issued so far do not.
  */
 export async function revokeSessionTokens(
   db: Executor,
@@ -96,12 +96,8 @@ export async function revokeSessionTokens(
   opts: { keepOffline?: boolean; now: Date; horizon?: Date },
 ): Promise<void> {
   const now = opts.now;
-  const kinds: ("access" | "refresh")[] = opts.keepOffline ? ["access"] : ["access", "refresh"];
-  await db
-    .update(tokens)
-    .set({ revokedAt: now })
-    .where(and(eq(tokens.sessionId, sessionId), isNull(tokens.revokedAt), inArray(tokens.kind, kinds)));
   if (!opts.keepOffline) {
+    await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.sessionId, sessionId), isNull(tokens.revokedAt)));
     await db
       .update(refreshTokenFamilies)
       .set({ revokedAt: now, revokedReason: reason })

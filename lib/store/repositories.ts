@@ -132,6 +132,16 @@ export interface Repositories {
 }
 
 /**
+ * Seals and opens self-contained tokens with a key of this instance (lib/keys/token-sealer.ts
+ * makes it from the master key): opaque access tokens are sealed, not stored.
+ */
+export type TokenSealer = {
+  seal(payload: Record<string, unknown>): string;
+  /** The payload, or undefined for anything not sealed by this sealer (tampered, truncated, another key). */
+  open(token: string): Record<string, unknown> | undefined;
+};
+
+/**
  * The engine's store: the transactional repositories, plus the read-mostly ones served from the
  * engine's caches. Those are not offered inside a transaction: a cache must not be filled from a
  * transaction that may still roll back, and on PGlite (one connection) a read outside the open
@@ -150,6 +160,8 @@ export interface Store extends Repositories {
     verification(): Promise<JWTVerifyGetKey>;
     /** The key set as served at /oauth/v2/keys, with its entity tag. */
     published(): Promise<{ body: string; etag: string }>;
+    /** Seals and opens opaque access tokens (lib/keys/token-sealer.ts): they are not stored. */
+    readonly sealer: TokenSealer;
   };
   /**
    * Access tokens found active, answered from memory for a few seconds (introspection and

@@ -12,8 +12,12 @@ export type RefreshFamily = typeof refreshTokenFamilies.$inferSelect;
 
 export { revokeFamily, revokeGrant, revokeJti, revokeSessionTokens } from "./grants";
 
+/**
+ * A refresh token to store. Access tokens are never stored (a JWT is signed, an opaque one sealed:
+ * lib/oauth/tokens.ts); rows of kind `access` are left only by earlier versions, and nothing reads them.
+ */
 export type NewStoredToken = {
-  kind: "access" | "refresh";
+  kind: "refresh";
   clientId: string;
   userId: string | null;
   sessionId: string | null;
@@ -26,8 +30,8 @@ export type NewStoredToken = {
 };
 
 /**
- * Stores an opaque token by the SHA-256 of its value; returns the value (shown once) and the row
- * id (its `jti`). The value is 256 random bits unless the caller derived one of the same strength.
+ * Stores a refresh token by the SHA-256 of its value; returns the value (shown once) and the row
+ * id. The value is 256 random bits unless the caller derived one of the same strength.
  */
 export function insertOpaqueTokenWrite(db: Executor, t: NewStoredToken & { value?: string }): Write<{ value: string; id: string }> {
   const { value = randomToken(32), ...row } = t;
@@ -63,7 +67,7 @@ export async function findTokenWithGrant(db: Executor, value: string): Promise<T
   return row && { token: row.token, family: row.family ?? undefined, grant: row.grant ?? undefined, user: row.user ?? undefined };
 }
 
-/** Revokes one stored token (opaque access or refresh token). */
+/** Revokes one stored (refresh) token. */
 export async function revokeStoredToken(db: Executor, id: string, now: Date): Promise<void> {
   await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.id, id), isNull(tokens.revokedAt)));
 }

@@ -13,6 +13,8 @@ import type { RefreshFamily, StoredToken } from "@/lib/store/tokens";
 import type { Session } from "@/lib/store/sessions";
 import type { MachineKey, User } from "@/lib/store/users";
 import { dateOf } from "@/lib/clock";
+import { randomBytes } from "node:crypto";
+import { tokenSealer } from "@/lib/keys/token-sealer";
 import { FakeClock } from "./fake-clock";
 
 /**
@@ -100,6 +102,9 @@ export class MemoryStore {
     readonly signingKey: ActiveKey,
     readonly jwks: { keys: JWK[] },
   ) {}
+
+  /** Opaque access tokens are sealed with a key of this store's own. */
+  readonly sealer = tokenSealer(randomBytes(32), "https://unit.test");
 
   static async create(settings: Settings): Promise<MemoryStore> {
     const { publicKey, privateKey } = await generateKeyPair("RS256", { extractable: true });
@@ -416,6 +421,7 @@ export class MemoryStore {
         signing: () => Promise.resolve(this.signingKey),
         verification: () => Promise.resolve(createLocalJWKSet(this.jwks)),
         published: () => Promise.resolve({ body: JSON.stringify(this.jwks), etag: '"unit"' }),
+        sealer: this.sealer,
       },
       // No cache: every resolution reads the state, so a test sees each write at once.
       activeTokens: { through: (_token, load) => load() },

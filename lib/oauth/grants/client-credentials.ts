@@ -4,13 +4,12 @@ import { clientCredentialsParams, GRANT } from "../params/token";
 import { resolveTarget, resourcesOf } from "../resources";
 import { parseScopeTokens, scopeString } from "../scopes";
 import { apiTokenContext, issueAccessToken, issueEnvOf } from "../tokens";
-import { grantForOpaque } from "./issue";
 import type { Grant } from "./types";
 
 /**
  * RFC 6749 4.4: the client is the subject; no ID token and no refresh token (4.4.3), so
- * `offline_access` is dropped from what is granted. The hot path: with JWT access tokens nothing
- * is written; an opaque token needs its row (and a grant to hang it on).
+ * `offline_access` is dropped from what is granted. The hot path: nothing is written, whatever
+ * the access token's format (a JWT is signed, an opaque token sealed; lib/oauth/tokens.ts).
  */
 export const clientCredentialsGrant: Grant = {
   type: GRANT.clientCredentials,
@@ -23,23 +22,7 @@ export const clientCredentialsGrant: Grant = {
     const scopes = [...protocolScopes.filter((s) => s !== "offline_access"), ...(target?.scopes ?? [])];
     const api = target ? apiTokenContext(target, await g.store.roles.for({ clientId: client.id }, target.api.id)) : {};
     const env = { ...(await issueEnvOf(g.store, g.issuer)), primaryDomain: g.settings.primaryDomain, client, scopes, ...api };
-    // A JWT is written nowhere. An opaque token needs its grant: one atomic write of the grant,
-    // its token and the audit event, so one commit instead of three and never a grant alone.
-    const at =
-      (env.format ?? client.accessTokenType) !== "opaque"
-        ? await issueAccessToken({ ...env, grantId: null })
-        : await g.store.atomically(async (tx) => {
-            const grantId = await grantForOpaque(tx, client, { userId: null, grantType: GRANT.clientCredentials, scopes });
-            const issued = await issueAccessToken({ ...env, repos: tx, grantId });
-            await tx.audit.record(g.audit, {
-              action: "token.issued",
-              targetType: "grant",
-              targetId: grantId,
-              clientId: client.id,
-              details: { grantType: GRANT.clientCredentials, scopes },
-            });
-            return issued;
-          });
+    const at = await issueAccessToken({ ...env, grantId: null });
     return { access_token: at.token, token_type: "Bearer", expires_in: at.expiresIn, scope: scopeString(scopes) };
   },
 };

@@ -1,5 +1,4 @@
 import type { Client } from "@/lib/store/clients";
-import type { Repositories } from "@/lib/store/repositories";
 import type { User } from "@/lib/store/users";
 import { accessTokenScopes, type Target } from "../resources";
 import { scopeString } from "../scopes";
@@ -19,7 +18,7 @@ export async function issueUserTokens(
     client: Client;
     user: User | null;
     scopes: string[];
-    /** Null only for a JWT access token that belongs to no grant (jwt-bearer). */
+    /** Null for tokens that belong to no grant (jwt-bearer): nothing was authorized by a user. */
     grantId: string | null;
     sessionId: string | null;
     nonce?: string | null;
@@ -76,24 +75,4 @@ export async function issueUserTokens(
     body.refresh_token = rt.token;
   }
   return body;
-}
-
-/**
- * The grant an opaque access token is stored under (revoking the grant reaches the token); a JWT
- * of a grant without user interaction needs none, and nothing is written for it.
- */
-export async function grantForOpaque(
-  repos: Repositories,
-  client: Client,
-  g: { userId: string | null; grantType: string; scopes: string[] },
-): Promise<string> {
-  const grant = await repos.grants.create({
-    clientId: client.id,
-    userId: g.userId,
-    sessionId: null,
-    grantType: g.grantType,
-    scopes: g.scopes,
-    expiresAt: new Date(repos.clock.now() + client.accessTokenLifetime * 1000),
-  });
-  return grant.id;
 }

@@ -12,7 +12,7 @@ import { parseParams } from "../params/parse";
 import { GRANT, jwtBearerParams } from "../params/token";
 import { resolveTarget, resourcesOf } from "../resources";
 import { parseScopeTokens } from "../scopes";
-import { grantForOpaque, issueUserTokens } from "./issue";
+import { issueUserTokens } from "./issue";
 import { grantTransaction } from "./transaction";
 import type { Grant, GrantRequest } from "./types";
 
@@ -34,20 +34,16 @@ export const jwtBearerGrant: Grant = {
     // scopes there as the permission model (all of them when none is asked for).
     const { target, protocolScopes } = resolveTarget(await g.store.apis.list(), client, resourcesOf(g.form), parseScopeTokens(p.scope), { allByDefault: true });
     const scopes = [...protocolScopes.filter((s) => s !== "offline_access"), ...(target?.scopes ?? [])];
-    const opaque = (target ? target.api.accessTokenType : client.accessTokenType) === "opaque";
-    // The jti, the grant of an opaque token, the token and the audit event: one transaction, so
-    // that a failure neither burns the jti nor leaves a grant without its token.
+    // The jti and the audit event: one transaction, so that a failure does not burn the jti.
     return grantTransaction(g, async (env) => {
       const user = await env.repos.users.get(userId);
       if (!user || user.type !== "machine" || user.locked) throw new InvalidGrant("The assertion's user is unknown or not an active machine user.");
       if (payload.jti !== undefined && !(await env.repos.replay.consumeOnce(`user:${user.id}`, payload.jti, jtiMemoryUntil(payload.exp)))) {
         throw new InvalidGrant("The assertion was already used (jti).");
       }
-      // An opaque access token is stored and needs a grant to belong to; a JWT needs none.
-      const grantId = opaque ? await grantForOpaque(env.repos, client, { userId: user.id, grantType: GRANT.jwtBearer, scopes }) : null;
       const api = target ? { api: target, roles: await env.repos.roles.for({ userId: user.id }, target.api.id) } : null;
       // offline_access was dropped above: an access token, and an ID token for openid.
-      const body = await issueUserTokens(env, { client, user, scopes, grantId, sessionId: null, authTime: dateOf(env.repos.clock), amr: ["pk"], target: api });
+      const body = await issueUserTokens(env, { client, user, scopes, grantId: null, sessionId: null, authTime: dateOf(env.repos.clock), amr: ["pk"], target: api });
       await env.repos.audit.record({ ...g.audit, type: "user", id: user.id }, {
         action: "token.issued",
         targetType: "user",

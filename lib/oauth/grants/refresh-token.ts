@@ -3,7 +3,6 @@ import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import type { Grant as StoredGrant } from "@/lib/store/grants";
 import type { RefreshFamily, StoredToken, TokenWithGrant } from "@/lib/store/tokens";
 import type { User } from "@/lib/store/users";
-import { isStoredTokenActive } from "../access-token";
 import { InvalidGrant } from "@/lib/protocol/errors";
 import { parseParams } from "../params/parse";
 import { GRANT, refreshTokenParams } from "../params/token";
@@ -108,6 +107,11 @@ async function issueFrom(
     target: api && { api, roles: await env.repos.roles.for(holder, api.api.id) },
     ...refresh,
   });
+}
+
+/** A stored refresh token that is neither revoked nor expired. */
+function isStoredTokenActive(t: StoredToken, now: Date): boolean {
+  return !t.revokedAt && t.expiresAt > now;
 }
 
 /**

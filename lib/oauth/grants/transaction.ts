@@ -27,7 +27,7 @@ export class CommittedRefusal {
  */
 export async function grantTransaction<T>(g: GrantRequest, fn: (env: IssueEnv) => Promise<T | CommittedRefusal>): Promise<T> {
   const signingKey = await g.store.keys.signing();
-  const outcome = await g.store.atomically((repos) => fn({ repos, issuer: g.issuer, signingKey, primaryDomain: g.settings.primaryDomain }));
+  const outcome = await g.store.atomically((repos) => fn({ repos, issuer: g.issuer, signingKey, sealer: g.store.keys.sealer, primaryDomain: g.settings.primaryDomain }));
   if (outcome instanceof CommittedRefusal) throw outcome.error;
   return outcome;
 }
