@@ -11,6 +11,7 @@ import { MasterKeyMismatchError } from "@torii/core/bootstrap";
 import { createTorii } from "@torii/core/engine";
 import { adoptEngine, closeTorii } from "@torii/core/runtime";
 import { startupBanner } from "@torii/core/server/banner";
+import { adoptBuiltNextConfig } from "@torii/core/server/built-next-config";
 import { superviseWorkers } from "@torii/core/server/cluster";
 import { createToriiServer } from "@torii/core/server/create-server";
 import { stopOnSignals } from "@torii/core/server/graceful-shutdown";
@@ -54,6 +55,7 @@ async function main() {
   // this engine through the runtime module instead of creating a second one.
   adoptEngine(inst);
 
+  adoptBuiltNextConfig(process.cwd());
   const app = next({ dev: false, dir: process.cwd(), hostname: cfg.hostname, port: cfg.port });
   await app.prepare();
   const handle = app.getRequestHandler();
