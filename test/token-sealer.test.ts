@@ -17,9 +17,17 @@ describe("token sealer", () => {
     for (const clear of ["client-1", "user-7", "openid", "abc"]) expect(bytes).not.toContain(clear);
   });
 
-  it("seals the same payload differently every time (a fresh nonce and key per token)", () => {
+  it("seals the same payload differently every time (a fresh IV per token)", () => {
     const tokens = new Set(Array.from({ length: 50 }, () => sealer.seal(payload)));
     expect(tokens.size).toBe(50);
+  });
+
+  it("opens what another process on the same master key sealed, under that process's own key", () => {
+    const workers = Array.from({ length: 3 }, () => tokenSealer(key, ISSUER));
+    const sealed = workers.map((w, i) => w.seal({ ...payload, j: `from-${i}` }));
+    // Each process seals under a key of its own: the key salts differ.
+    expect(new Set(sealed.map((t) => Buffer.from(t, "base64url").subarray(1, 17).toString("hex"))).size).toBe(3);
+    for (const w of [...workers, sealer]) expect(sealed.map((t) => w.open(t)?.j)).toEqual(["from-0", "from-1", "from-2"]);
   });
 
   it("refuses another master key, another issuer, and another purpose on the same key", () => {
