@@ -379,14 +379,16 @@ export const tokens = pgTable(
   (t) => [
     uniqueIndex("tokens_hash_idx").on(t.tokenHash),
     index("tokens_grant_idx").on(t.grantId),
-    // Partial: most tokens have no family (access tokens) or no session (client credentials), and
-    // each index left out of an insert is work saved on every token issued.
+    // Partial: each index left out of an insert is work saved on every token issued. Only refresh
+    // tokens are stored now (access tokens are signed or sealed), and those of a jwt-bearer or
+    // token-exchange grant have no session; rows of kind `access` left by earlier versions have
+    // no family either.
     index("tokens_family_idx").on(t.familyId).where(sql`${t.familyId} IS NOT NULL`),
     index("tokens_session_idx").on(t.sessionId).where(sql`${t.sessionId} IS NOT NULL`),
   ],
 );
 
-/** Revocations of stateless (JWT) tokens, by token id, grant or session. */
+/** Revocations of access tokens (JWT or sealed opaque: neither is stored), by token id, grant, session or API. */
 export const tokenRevocations = pgTable(
   "token_revocations",
   {
