@@ -25,15 +25,6 @@ function take(n: number): number {
   return at;
 }
 
-/**
- * `n` fresh bytes of CSPRNG output from the same pool (a nonce). A view of the pool: the pool is
- * replaced when it runs out, never refilled in place, so the bytes stay as they were handed out.
- */
-export function randomBytesFromPool(n: number): Buffer {
-  const at = take(n);
-  return pool.subarray(at, at + n);
-}
-
 /** Numeric identifiers (users, clients) that are safe in URLs and login names and unguessable enough to not leak counts. */
 export function randomId(): string {
   const at = take(8);

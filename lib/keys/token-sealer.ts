@@ -1,5 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync } from "node:crypto";
-import { randomBytesFromPool } from "@/lib/crypto";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
 import type { TokenSealer } from "@/lib/store/repositories";
 
 /**
@@ -50,29 +49,32 @@ export function tokenSealer(masterKey: Buffer, issuer: string, purpose = "opaque
   let salt = Buffer.alloc(0);
   let key = Buffer.alloc(0);
   let counter = 2 ** 32;
-  const iv = (c: Buffer) => Buffer.concat([Buffer.alloc(12 - COUNTER), c]);
+  /** GCM's 96-bit IV: zeros, then the counter, which is all the token carries of it. */
+  const IV_PAD = Buffer.alloc(12 - COUNTER);
 
   return {
     seal(payload) {
+      // Once per process (and per 2^32 tokens): not on the issuing path.
       if (counter >= 2 ** 32) {
-        salt = Buffer.from(randomBytesFromPool(SALT));
+        salt = randomBytes(SALT);
         key = keyFor(salt);
         counter = 0;
       }
-      const c = Buffer.alloc(COUNTER);
-      c.writeUInt32BE(counter++, COUNTER - 4);
-      const cipher = createCipheriv("aes-256-gcm", key, iv(c));
+      const iv = Buffer.alloc(12);
+      iv.writeUInt32BE(counter++, 8);
+      const cipher = createCipheriv("aes-256-gcm", key, iv);
       cipher.setAAD(aad);
       const body = cipher.update(JSON.stringify(payload), "utf8");
       const last = cipher.final();
-      return Buffer.concat([Buffer.from([VERSION]), salt, c, body, last, cipher.getAuthTag()]).toString("base64url");
+      return Buffer.concat([Buffer.from([VERSION]), salt, iv.subarray(12 - COUNTER), body, last, cipher.getAuthTag()]).toString("base64url");
     },
     open(token) {
       if (token.length > MAX_LENGTH || !BASE64URL.test(token)) return undefined;
       const bytes = Buffer.from(token, "base64url");
       // base64url decoding ignores stray trailing bits: only the one spelling of a token is that token.
       if (bytes.length < HEADER + TAG + 2 || bytes[0] !== VERSION || bytes.toString("base64url") !== token) return undefined;
-      const decipher = createDecipheriv("aes-256-gcm", openingKey(bytes.subarray(1, 1 + SALT)), iv(bytes.subarray(1 + SALT, HEADER)));
+      const iv = Buffer.concat([IV_PAD, bytes.subarray(1 + SALT, HEADER)]);
+      const decipher = createDecipheriv("aes-256-gcm", openingKey(bytes.subarray(1, 1 + SALT)), iv);
       decipher.setAAD(aad);
       decipher.setAuthTag(bytes.subarray(bytes.length - TAG));
       try {

@@ -42,8 +42,17 @@ export async function resolveAccessToken(env: TokenEnv, token: string, now = env
   return t && t.exp * 1000 > now ? t : undefined;
 }
 
+/**
+ * What an access token of ours says, JWT or opaque, once its signature or seal, expiry and
+ * revocation records are checked; whether its client and user still exist is not (revocation
+ * needs only whose token it is).
+ */
+export async function readOwnAccessToken(env: TokenEnv, token: string): Promise<UncheckedAccessToken | undefined> {
+  return looksLikeJwt(token) ? fromJwt(env, token) : fromSealed(env, token);
+}
+
 async function resolveUncached(env: TokenEnv, token: string): Promise<ActiveAccessToken | undefined> {
-  const resolved = looksLikeJwt(token) ? await fromJwt(env, token) : await fromSealed(env, token);
+  const resolved = await readOwnAccessToken(env, token);
   if (!resolved) return undefined;
   const client = await env.store.clients.get(resolved.clientId);
   // A machine user that presented its jwt-bearer assertion without a client is its own client:
@@ -64,9 +73,9 @@ async function resolveUncached(env: TokenEnv, token: string): Promise<ActiveAcce
   return { ...rest, user };
 }
 
-type Unchecked = Omit<ActiveAccessToken, "user"> & { userId: string | null };
+export type UncheckedAccessToken = Omit<ActiveAccessToken, "user"> & { userId: string | null };
 
-async function fromJwt(env: TokenEnv, token: string): Promise<Unchecked | undefined> {
+async function fromJwt(env: TokenEnv, token: string): Promise<UncheckedAccessToken | undefined> {
   // Signature by a published key, issuer, exp/nbf, typ at+jwt (an ID token is refused), and the
   // revocation records by jti, grant and session: a JWT is only as good as its last revocation.
   const p = await verifyOwnJwt(env, token, "at+jwt");
@@ -93,7 +102,7 @@ async function fromJwt(env: TokenEnv, token: string): Promise<Unchecked | undefi
   };
 }
 
-async function fromSealed(env: TokenEnv, token: string): Promise<Unchecked | undefined> {
+async function fromSealed(env: TokenEnv, token: string): Promise<UncheckedAccessToken | undefined> {
   const t = await openOwnSealed(env, token);
   if (!t) return undefined;
   return {

@@ -3,12 +3,12 @@ import { json, NO_STORE } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import type { Client } from "@/lib/store/clients";
 import type { Actor } from "@/lib/store/audit";
-import type { TokenEnv } from "./access-token";
+import { readOwnAccessToken, type TokenEnv } from "./access-token";
 import { ALL_METHODS, authenticateClient } from "./client-auth";
 import { InvalidRequest } from "@/lib/protocol/errors";
 import { corsEndpoint, type CorsScope } from "./cors";
 import { readForm } from "./form";
-import { looksLikeJwt, openOwnSealed, verifyOwnJwt } from "./tokens";
+import { looksLikeJwt } from "./tokens";
 
 export type RevocationOutcome =
   | { revoked: false }
@@ -40,13 +40,10 @@ export async function revokeToken(env: TokenEnv, client: Client, token: string, 
  * expire anyway (spec 4.6: revoking an access token revokes only that token).
  */
 async function revokeAccessToken(env: TokenEnv, client: Client, token: string): Promise<RevocationOutcome | undefined> {
-  const access = looksLikeJwt(token) ? await verifyOwnJwt(env, token, "at+jwt") : await openOwnSealed(env, token);
-  if (!access) return undefined;
-  const { clientId, jti, exp } =
-    "j" in access ? { clientId: access.c, jti: access.j, exp: access.e } : { clientId: access.client_id, jti: access.jti, exp: access.exp };
-  if (clientId !== client.id || typeof jti !== "string" || typeof exp !== "number") return undefined;
-  await env.store.grants.revokeJti(jti, "client_revocation", new Date(exp * 1000));
-  return { revoked: true, kind: "access_token", format: "j" in access ? "opaque" : "jwt", id: jti };
+  const t = await readOwnAccessToken(env, token);
+  if (!t || t.clientId !== client.id) return undefined;
+  await env.store.grants.revokeJti(t.jti, "client_revocation", new Date(t.exp * 1000));
+  return { revoked: true, kind: "access_token", format: t.format, id: t.jti };
 }
 
 async function revokeRefreshToken(env: TokenEnv, client: Client, token: string): Promise<RevocationOutcome | undefined> {

@@ -292,11 +292,10 @@ function isSealedAccessToken(p: Record<string, unknown>): p is SealedAccessToken
 /**
  * Opens an opaque access token this provider sealed and checks what verifyOwnJwt checks of a JWT:
  * not expired, and not revoked by jti, grant, session or audience. Undefined when any of that
- * fails, and for anything that is not a sealed access token (a refresh token, say) without
- * touching the database.
+ * fails, and for anything that is not a sealed access token (a JWT or a refresh token, say)
+ * without touching the database.
  */
 export async function openOwnSealed(env: TokenEnv, token: string): Promise<SealedAccessToken | undefined> {
-  if (looksLikeJwt(token)) return undefined;
   const p = env.store.keys.sealer.open(token);
   if (!p || !isSealedAccessToken(p) || p.e <= secondsOf(env.store.clock)) return undefined;
   const revoked = await env.store.tokens.isAccessTokenRevoked({ jti: p.j, grantId: p.g ?? null, sessionId: p.sid ?? null, iat: p.i, audience: p.a });

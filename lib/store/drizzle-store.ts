@@ -27,7 +27,6 @@ import {
   markRotated,
   markRotatedWrite,
   revokeFamily,
-  revokeStoredToken,
 } from "./tokens";
 import { findUserByLoginName, getMachineKey, getUser } from "./users";
 import { isGuardLost, NeedsTransaction, WriteBatch } from "./write";
@@ -72,7 +71,6 @@ export function repositoriesOn(db: Executor, clock: Clock, revoked: () => Promis
       insertOpaque: (t) => insertOpaqueToken(db, t),
       findByValue: (value) => findTokenByValue(db, value),
       findWithGrant: (value) => findTokenWithGrant(db, value),
-      revoke: revoking((id: string, now?: Date) => revokeStoredToken(db, id, at(now))),
       markRotated: (id, now) => markRotated(db, id, at(now)),
       createFamily: (f) => createRefreshFamily(db, f),
       getFamily: (id) => getRefreshFamily(db, id),
@@ -147,7 +145,6 @@ function batchedRepositories(direct: Repositories, db: Executor, batch: WriteBat
       insertOpaque: (t) => batch.add(insertOpaqueTokenWrite(db, t)),
       findByValue: beforeWrites("tokens.findByValue", direct.tokens.findByValue),
       findWithGrant: beforeWrites("tokens.findWithGrant", direct.tokens.findWithGrant),
-      revoke: refuse("tokens.revoke"),
       markRotated: (id, now) => batch.guard(markRotatedWrite(db, id, at(now))),
       createFamily: (f) => batch.add(createRefreshFamilyWrite(db, f)),
       getFamily: beforeWrites("tokens.getFamily", direct.tokens.getFamily),

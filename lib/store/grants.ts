@@ -86,24 +86,21 @@ export async function revokeFamily(db: Executor, familyId: string, reason: strin
 
 /**
  * Revokes every token issued from a browser session (logout): its refresh tokens, grants and
- * families, and its access tokens by their `sid` (a revocation record: they are not stored). With
- * `keepOffline`, refresh families (offline access) survive; the access tokens issued so far do not.
+ * families, and its access tokens by their `sid` (a revocation record: they are not stored).
  */
 export async function revokeSessionTokens(
   db: Executor,
   sessionId: string,
   reason: string,
-  opts: { keepOffline?: boolean; now: Date; horizon?: Date },
+  opts: { now: Date; horizon?: Date },
 ): Promise<void> {
   const now = opts.now;
-  if (!opts.keepOffline) {
-    await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.sessionId, sessionId), isNull(tokens.revokedAt)));
-    await db
-      .update(refreshTokenFamilies)
-      .set({ revokedAt: now, revokedReason: reason })
-      .where(and(eq(refreshTokenFamilies.sessionId, sessionId), isNull(refreshTokenFamilies.revokedAt)));
-    await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.sessionId, sessionId), isNull(grants.revokedAt)));
-  }
+  await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.sessionId, sessionId), isNull(tokens.revokedAt)));
+  await db
+    .update(refreshTokenFamilies)
+    .set({ revokedAt: now, revokedReason: reason })
+    .where(and(eq(refreshTokenFamilies.sessionId, sessionId), isNull(refreshTokenFamilies.revokedAt)));
+  await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.sessionId, sessionId), isNull(grants.revokedAt)));
   await recordRevocation(db, "session", sessionId, reason, opts.horizon ?? (await revocationHorizon(db, now)));
 }
 

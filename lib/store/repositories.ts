@@ -20,7 +20,6 @@ import type {
   isAccessTokenRevoked,
   markRotated,
   revokeFamily,
-  revokeStoredToken,
 } from "./tokens";
 import type { findUserByLoginName, getMachineKey, getUser } from "./users";
 
@@ -61,7 +60,6 @@ export interface TokenRepository {
   findByValue: On<typeof findTokenByValue>;
   /** The token with its family, grant and user, in one read (the refresh grant's). */
   findWithGrant: On<typeof findTokenWithGrant>;
-  revoke: On<typeof revokeStoredToken>;
   /** False when the refresh token was rotated already (a concurrent or repeated presentation). */
   markRotated: On<typeof markRotated>;
   createFamily: On<typeof createRefreshFamily>;

@@ -67,11 +67,6 @@ export async function findTokenWithGrant(db: Executor, value: string): Promise<T
   return row && { token: row.token, family: row.family ?? undefined, grant: row.grant ?? undefined, user: row.user ?? undefined };
 }
 
-/** Revokes one stored (refresh) token. */
-export async function revokeStoredToken(db: Executor, id: string, now: Date): Promise<void> {
-  await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.id, id), isNull(tokens.revokedAt)));
-}
-
 /**
  * Marks a refresh token as exchanged for its successor. Exactly one concurrent caller wins;
  * the others see `false` and must treat the request as reuse.

@@ -231,12 +231,6 @@ export class MemoryStore {
             t && { token: t, family: t.familyId ? s().families.get(t.familyId) : undefined, grant: s().grants.get(t.grantId), user: t.userId ? this.users.get(t.userId) : undefined },
           );
         },
-        revoke: (id, now = dateOf(this.clock)) => {
-          this.write("tokens.revoke");
-          const t = s().tokens.get(id);
-          if (t && !t.revokedAt) t.revokedAt = now;
-          return Promise.resolve();
-        },
         markRotated: (id, now = dateOf(this.clock)) => {
           this.write("tokens.markRotated");
           const t = s().tokens.get(id);
