@@ -1,5 +1,6 @@
 import { loadConfig } from "@/lib/config";
 import { createTorii, type Engine } from "@/lib/engine";
+import type { HttpRequest } from "@/lib/http/request";
 
 /**
  * The engine of this process, for the edge only: route modules, server actions and the custom
@@ -33,6 +34,6 @@ export async function closeTorii(): Promise<void> {
 }
 
 /** A route handler of the core, `(engine, request)`, as Next's `(request)`. */
-export function withEngine(handler: (engine: Engine, request: Request) => Promise<Response>): (request: Request) => Promise<Response> {
+export function withEngine(handler: (engine: Engine, request: HttpRequest) => Promise<Response>): (request: HttpRequest) => Promise<Response> {
   return async (request) => handler(await torii(), request);
 }

@@ -1,6 +1,6 @@
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveClientAddress, trustedProxyList } from "@/lib/http/client-address";
+import { connectionClientAddress, resolveClientAddress, trustedProxyList } from "@/lib/http/client-address";
 import { startTestInstance, type TestInstance } from "./harness";
 import { NEXT_ROUTES } from "./next-routes";
 import { rawRequest } from "./raw-http";
@@ -185,5 +185,15 @@ describe("client address behind trusted proxies (defect 3)", () => {
 
   it("stops at a hop that is not an address", () => {
     expect(resolveClientAddress("10.0.0.1", "1.2.3.4, garbage", list)).toBe("10.0.0.1");
+  });
+
+  it("resolves each request of a keep-alive connection by its own X-Forwarded-For", () => {
+    const proxy = { remoteAddress: "10.0.0.1" } as net.Socket;
+    expect(connectionClientAddress(proxy, "203.0.113.9", list)).toBe("203.0.113.9");
+    expect(connectionClientAddress(proxy, "203.0.113.9", list)).toBe("203.0.113.9");
+    expect(connectionClientAddress(proxy, "198.51.100.1", list)).toBe("198.51.100.1");
+    expect(connectionClientAddress(proxy, undefined, list)).toBe("10.0.0.1");
+    const direct = { remoteAddress: "::ffff:198.51.100.7" } as net.Socket;
+    expect(connectionClientAddress(direct, "1.2.3.4", list)).toBe("198.51.100.7");
   });
 });

@@ -4,6 +4,7 @@ import { resultRows } from "@/lib/db/client";
 import { startTestInstance, type TestInstance } from "./harness";
 import { basic, expectNoStore, makeClient, token, verify } from "./token-support";
 import { introspect } from "./introspect-support";
+import { rawRequest } from "./raw-http";
 
 let t: TestInstance;
 beforeAll(async () => {
@@ -91,5 +92,18 @@ describe("client_credentials grant", () => {
     const r = await token(t, { grant_type: "client_credentials", client_id: client.id });
     expect(r.status).toBe(401);
     expect(r.body.error).toBe("invalid_client");
+  });
+
+  it("refuses a request with two Authorization headers instead of authenticating with either", async () => {
+    const { client, secret } = await makeClient(t);
+    const { other, otherSecret } = await makeClient(t).then((o) => ({ other: o.client, otherSecret: o.secret! }));
+    const body = "grant_type=client_credentials";
+    const raw =
+      `POST /oauth/v2/token HTTP/1.1\r\nHost: ${new URL(t.baseUrl).host}\r\nConnection: close\r\n` +
+      `Authorization: ${basic(client.id, secret!)}\r\nAuthorization: ${basic(other.id, otherSecret)}\r\n` +
+      `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const r = await rawRequest(t.baseUrl, raw);
+    expect(r.status).toBe(401);
+    expect(JSON.parse(r.body)).toMatchObject({ error: "invalid_client" });
   });
 });

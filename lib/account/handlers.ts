@@ -11,6 +11,7 @@ import { serializeCookie } from "@/lib/session/cookies";
 import type { Actor } from "@/lib/store/audit";
 import { ACCOUNT_ACTIONS, type AccountAction } from "./actions";
 import { ACCOUNT_APP, ACCOUNT_PATH } from "./app";
+import type { HttpRequest } from "@/lib/http/request";
 
 /**
  * The account page's HTTP side: its sign-in (a first-party app, lib/first-party/app-routes.ts),
@@ -19,9 +20,9 @@ import { ACCOUNT_APP, ACCOUNT_PATH } from "./app";
  * what went wrong (`error`), never a change the form did not ask for.
  */
 
-export const handleAccountSignIn = (inst: Engine, request: Request) => handleAppSignIn(inst, ACCOUNT_APP, request);
-export const handleAccountCallback = (inst: Engine, request: Request) => handleAppCallback(inst, ACCOUNT_APP, request);
-export const handleAccountSignOut = (inst: Engine, request: Request) => handleAppSignOut(inst, ACCOUNT_APP, request, "account.signed_out");
+export const handleAccountSignIn = (inst: Engine, request: HttpRequest) => handleAppSignIn(inst, ACCOUNT_APP, request);
+export const handleAccountCallback = (inst: Engine, request: HttpRequest) => handleAppCallback(inst, ACCOUNT_APP, request);
+export const handleAccountSignOut = (inst: Engine, request: HttpRequest) => handleAppSignOut(inst, ACCOUNT_APP, request, "account.signed_out");
 
 /** Where on the page each form's answer is shown. */
 const SECTION: Record<AccountAction, string> = {
@@ -63,7 +64,7 @@ export function recoveryCodesFromCookie(masterKey: Buffer, userId: string, value
 }
 
 /** POST /ui/account/submit/{action}: one form of the page. */
-export async function handleAccountForm(inst: Engine, request: Request, action: string): Promise<Response> {
+export async function handleAccountForm(inst: Engine, request: HttpRequest, action: string): Promise<Response> {
   const page = `${inst.config.issuer}${ACCOUNT_PATH}`;
   try {
     const form = await readAppForm(request);

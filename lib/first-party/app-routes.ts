@@ -9,9 +9,10 @@ import { recordAudit, type Actor } from "@/lib/store/audit";
 import { endSessions } from "@/lib/store/sessions";
 import type { FirstPartyApp } from "./app";
 import { appAccess, clearedAppCookie, finishAppSignIn, startAppSignIn, verifyAppCsrf, type AppAccess } from "./app-session";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** GET {app}/signin: starts the app's code flow at the authorization endpoint. */
-export async function handleAppSignIn(inst: Engine, app: FirstPartyApp, request: Request): Promise<Response> {
+export async function handleAppSignIn(inst: Engine, app: FirstPartyApp, request: HttpRequest): Promise<Response> {
   const url = new URL(request.url);
   const { location, setCookie } = await startAppSignIn(inst, app, {
     returnTo: url.searchParams.get("returnTo"),
@@ -21,7 +22,7 @@ export async function handleAppSignIn(inst: Engine, app: FirstPartyApp, request:
 }
 
 /** GET {app}/callback: the app client's redirect URI. */
-export async function handleAppCallback(inst: Engine, app: FirstPartyApp, request: Request): Promise<Response> {
+export async function handleAppCallback(inst: Engine, app: FirstPartyApp, request: HttpRequest): Promise<Response> {
   const url = new URL(request.url);
   const result = await finishAppSignIn(inst, app, url.searchParams, { login: requestCookie(request, app.loginCookie) }, clientAddress(request));
   if (!result.ok) return seeOther(`${inst.config.issuer}${app.path}/signed-out?failed=${encodeURIComponent(result.reason)}`);
@@ -29,12 +30,12 @@ export async function handleAppCallback(inst: Engine, app: FirstPartyApp, reques
 }
 
 /** The app's access of a request, from its cookies. */
-export function requestAppAccess(inst: Engine, app: FirstPartyApp, request: Request): Promise<AppAccess | null> {
+export function requestAppAccess(inst: Engine, app: FirstPartyApp, request: HttpRequest): Promise<AppAccess | null> {
   return appAccess(inst, app, { app: requestCookie(request, app.cookie), userAgent: requestCookie(request, userAgentCookieName(inst.config.issuer)) });
 }
 
 /** A form of the app: its fields, or null when it is not a form-encoded body of a few fields. */
-export async function readAppForm(request: Request): Promise<URLSearchParams | null> {
+export async function readAppForm(request: HttpRequest): Promise<URLSearchParams | null> {
   if (request.method !== "POST" || !isFormEncoded(request)) return null;
   return new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES));
 }
@@ -46,7 +47,7 @@ export const formNotVerified = () =>
  * POST {app}/signout: ends the app's session and the login session behind it (so that the next
  * visit asks for the password again), with the app's CSRF token; audited as `action`.
  */
-export async function handleAppSignOut(inst: Engine, app: FirstPartyApp, request: Request, action: string): Promise<Response> {
+export async function handleAppSignOut(inst: Engine, app: FirstPartyApp, request: HttpRequest, action: string): Promise<Response> {
   const issuer = inst.config.issuer;
   // The form is a few fields (lib/http/body.ts): a larger body is refused before it is read.
   let form: URLSearchParams | null = null;

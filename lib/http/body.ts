@@ -1,4 +1,5 @@
 import { OAuthError } from "@/lib/protocol/errors";
+import type { HttpRequest } from "./request";
 
 /**
  * The one way request bodies are read (issue 16): every body has a limit, and a body over it is
@@ -20,23 +21,12 @@ export class BodyTooLarge extends OAuthError {
 }
 
 /**
- * Bodies server.ts has already read from the socket (with its own limit), by the Request it built
- * for them: handing them over as bytes skips a Web stream per request on the back-channel hot
- * path (`npm run bench`). Requests Next builds stream their bodies as usual.
- */
-const preloaded = new WeakMap<Request, Buffer>();
-
-export function preloadBody(request: Request, body: Buffer): Request {
-  preloaded.set(request, body);
-  return request;
-}
-
-/**
  * The body of `request` as UTF-8 text, reading at most `limit` bytes: a declared or actual
  * length over it throws `BodyTooLarge`, leaving the rest unread.
  */
-export async function readBodyText(request: Request, limit = MAX_BODY_BYTES): Promise<string> {
-  const ready = preloaded.get(request);
+export async function readBodyText(request: HttpRequest, limit = MAX_BODY_BYTES): Promise<string> {
+  // Read already by server.ts from the socket (with its own limit): no Web stream per request.
+  const ready = request.preloadedBody;
   if (ready) {
     if (ready.length > limit) throw new BodyTooLarge();
     return ready.toString("utf8");
@@ -65,7 +55,7 @@ export async function readBodyText(request: Request, limit = MAX_BODY_BYTES): Pr
 }
 
 /** Only the media type counts: parameters such as `charset` are allowed and ignored. */
-export function isFormEncoded(request: Request): boolean {
+export function isFormEncoded(request: HttpRequest): boolean {
   return (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase() === "application/x-www-form-urlencoded";
 }
 

@@ -1,4 +1,5 @@
 import net from "node:net";
+import type { HttpRequest } from "@/lib/http/request";
 
 /**
  * The header through which the server entry passes the peer address to handlers. server.ts
@@ -6,7 +7,7 @@ import net from "node:net";
  */
 export const CLIENT_ADDRESS_HEADER = "x-torii-client-address";
 
-export function clientAddress(request: Request): string {
+export function clientAddress(request: HttpRequest): string {
   return request.headers.get(CLIENT_ADDRESS_HEADER) ?? "unknown";
 }
 
@@ -82,4 +83,20 @@ export function resolveClientAddress(socketAddress: string | undefined, forwarde
     if (!isTrusted(trusted, hop)) return hop;
   }
   return current;
+}
+
+const resolvedBySocket = new WeakMap<object, { forwardedFor: string | undefined; address: string }>();
+
+/**
+ * `resolveClientAddress` for a request on `socket`, remembered per connection: a connection's
+ * peer never changes, and a keep-alive client sends many requests on one (an address check
+ * builds native objects, a few per cent of a small request). Resolved again when the request's
+ * `X-Forwarded-For` differs from the previous one's.
+ */
+export function connectionClientAddress(socket: net.Socket, forwardedFor: string | undefined, trusted: net.BlockList): string {
+  const last = resolvedBySocket.get(socket);
+  if (last && last.forwardedFor === forwardedFor) return last.address;
+  const address = resolveClientAddress(socket.remoteAddress, forwardedFor, trusted);
+  resolvedBySocket.set(socket, { forwardedFor, address });
+  return address;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from "@/lib/log";
 import { InvalidRequest, OAuthError } from "@/lib/protocol/errors";
 import { isInputDataError } from "./text-input";
+import type { HttpRequest } from "@/lib/http/request";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
 
@@ -80,8 +81,8 @@ export function oauthErrorResponse(err: OAuthError, extra: Record<string, string
 }
 
 /** Wraps a back-channel handler: typed errors become their JSON, anything else a logged 500 without internals. */
-export function backChannel<E extends { log: Logger }>(handler: (engine: E, request: Request) => Promise<Response>) {
-  return async (engine: E, request: Request): Promise<Response> => {
+export function backChannel<E extends { log: Logger }>(handler: (engine: E, request: HttpRequest) => Promise<Response>) {
+  return async (engine: E, request: HttpRequest): Promise<Response> => {
     try {
       return await handler(engine, request);
     } catch (err) {

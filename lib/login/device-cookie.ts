@@ -1,5 +1,6 @@
 import { constantTimeEqual, hmac } from "@/lib/crypto";
 import { requestCookie, serializeCookie } from "@/lib/session/cookies";
+import type { HttpRequest } from "@/lib/http/request";
 
 /**
  * The device cookie (OWASP "Slow Down Online Guessing Attacks with Device Cookies"): set when a
@@ -22,7 +23,7 @@ function entry(masterKey: Buffer, userId: string): string {
 }
 
 /** The users this browser has proven to have signed in to (entries with a valid HMAC only). */
-export function trustedUsers(masterKey: Buffer, issuer: string, request: Request): string[] {
+export function trustedUsers(masterKey: Buffer, issuer: string, request: HttpRequest): string[] {
   const raw = requestCookie(request, deviceCookieName(issuer)) ?? "";
   const out: string[] = [];
   for (const part of raw.split("~").slice(0, MAX_USERS)) {
@@ -35,7 +36,7 @@ export function trustedUsers(masterKey: Buffer, issuer: string, request: Request
 }
 
 /** The Set-Cookie value after `userId` signed in: it moves to the front, the oldest falls off. */
-export function deviceCookieAfterSignIn(masterKey: Buffer, issuer: string, request: Request, userId: string): string {
+export function deviceCookieAfterSignIn(masterKey: Buffer, issuer: string, request: HttpRequest, userId: string): string {
   const users = [userId, ...trustedUsers(masterKey, issuer, request).filter((u) => u !== userId)].slice(0, MAX_USERS);
   return serializeCookie(deviceCookieName(issuer), users.map((u) => entry(masterKey, u)).join("~"), {
     httpOnly: true,

@@ -24,9 +24,10 @@ import { confirmEmailCode, confirmEmailLink, sendEmailVerification } from "./ema
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
 import { registerUser, validateRegistration } from "./register";
 import { asAccount, consentRequestOf, interactionPage, loadPolicyInput, pendingStep, policyRequestOf, type SessionAccount } from "./steps";
+import type { HttpRequest } from "@/lib/http/request";
 
 export type Flow = {
-  request: Request;
+  request: HttpRequest;
   inst: Engine;
   settings: Settings;
   uaId: string;
@@ -40,7 +41,7 @@ export type Flow = {
  * The common gate of every login form: same origin, a known user agent, a pending request of
  * that user agent, and the form's CSRF token. Anything else ends on the error page.
  */
-async function openFlow(inst: Engine, request: Request): Promise<Flow | Response> {
+async function openFlow(inst: Engine, request: HttpRequest): Promise<Flow | Response> {
   const settings = await getSettings(inst);
   if (request.method !== "POST" || !isFormEncoded(request)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
   const form = new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES));
@@ -58,7 +59,7 @@ async function openFlow(inst: Engine, request: Request): Promise<Flow | Response
 }
 
 export function guarded(fn: (flow: Flow) => Promise<Response>) {
-  return async (inst: Engine, request: Request): Promise<Response> => {
+  return async (inst: Engine, request: HttpRequest): Promise<Response> => {
     try {
       const flow = await openFlow(inst, request);
       return flow instanceof Response ? flow : await fn(flow);
@@ -393,7 +394,7 @@ export const handleSubmitVerifyLink = tokenForm("email verification", async (ins
  * come from someone who has the link, so it serves as the CSRF token.
  */
 function tokenForm(what: string, fn: (inst: Engine, form: URLSearchParams, actor: Actor) => Promise<Response>) {
-  return async (inst: Engine, request: Request): Promise<Response> => {
+  return async (inst: Engine, request: HttpRequest): Promise<Response> => {
     try {
       if (request.method !== "POST" || !isFormEncoded(request)) return seeOther(`${LOGIN_PATHS.error}?code=badRequest`);
       const form = new URLSearchParams(await readBodyText(request, MAX_FORM_BYTES));

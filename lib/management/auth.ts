@@ -2,6 +2,7 @@ import type { Executor } from "@/lib/db/client";
 import { userForPat } from "@/lib/store/pats";
 import type { User } from "@/lib/store/users";
 import { ApiError } from "./http";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** Holds the admin role and is not locked: what both the management API and the console require. */
 export function isActiveAdmin(user: Pick<User, "roles" | "locked">): boolean {
@@ -12,7 +13,7 @@ const unauthorized = (message: string, challenge: string) =>
   new ApiError(401, "unauthorized", message, undefined, { "WWW-Authenticate": challenge });
 
 /** The administrator behind `Authorization: Bearer <PAT>`; 401 without a valid PAT, 403 for a non-admin. */
-export async function authenticateAdmin(request: Request, db: Executor, now: Date): Promise<User> {
+export async function authenticateAdmin(request: HttpRequest, db: Executor, now: Date): Promise<User> {
   const header = request.headers.get("authorization");
   if (!header) throw unauthorized("A personal access token is required: Authorization: Bearer <token>.", 'Bearer realm="management"');
   const m = /^Bearer +([\x21-\x7e]+) *$/i.exec(header);

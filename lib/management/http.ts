@@ -3,6 +3,7 @@ import { BodyTooLarge, MAX_BODY_BYTES, readBodyText } from "@/lib/http/body";
 import { z } from "zod";
 import { NO_STORE } from "@/lib/http/responses";
 import { patternCode, problem, type Problem } from "@/lib/problem";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** A refused field: its dotted path in the body or query (`redirectUris.0`), and why (lib/problem.ts). */
 export type FieldError = Problem & { path: string };
@@ -110,7 +111,7 @@ export function parseWith<T extends z.ZodType>(schema: T, input: unknown): z.out
  * The JSON body of a request. An empty body reads as `{}` so that body-less calls of endpoints
  * whose fields are all optional work; anything else must be `application/json` and parse.
  */
-export async function readJsonBody(request: Request): Promise<unknown> {
+export async function readJsonBody(request: HttpRequest): Promise<unknown> {
   let text: string;
   try {
     text = await readBodyText(request, MAX_BODY_BYTES);

@@ -4,9 +4,10 @@ import { getSettings } from "@/lib/store/settings";
 import { logoTag } from "@/lib/logo";
 import { defaultIconSvg } from "./favicon";
 import { LOGO_CSP } from "./logo-csp";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** GET /ui/branding/logo: the instance logo, cacheable, revalidated by ETag. */
-export async function handleBrandingLogo(inst: Engine, request: Request): Promise<Response> {
+export async function handleBrandingLogo(inst: Engine, request: HttpRequest): Promise<Response> {
   if (request.method !== "GET" && request.method !== "HEAD") return notAllowed();
   const settings = await getSettings(inst);
   if (!settings.logo || !settings.logoContentType) {
@@ -19,7 +20,7 @@ export async function handleBrandingLogo(inst: Engine, request: Request): Promis
  * GET /favicon.ico: the instance logo when there is one, else a default icon in the brand's
  * colour, so that no page load ends in a 404 for the icon browsers ask for.
  */
-export async function handleFavicon(inst: Engine, request: Request): Promise<Response> {
+export async function handleFavicon(inst: Engine, request: HttpRequest): Promise<Response> {
   if (request.method !== "GET" && request.method !== "HEAD") return notAllowed();
   const settings = await getSettings(inst);
   if (settings.logo && settings.logoContentType) return imageResponse(request, settings.logo, settings.logoContentType);
@@ -30,7 +31,7 @@ function notAllowed(): Response {
   return new Response(null, { status: 405, headers: { Allow: "GET, HEAD" } });
 }
 
-function imageResponse(request: Request, image: Buffer, contentType: string): Response {
+function imageResponse(request: HttpRequest, image: Buffer, contentType: string): Response {
   const etag = `"${logoTag(image)}"`;
   const headers = {
     // Short: the branding API links it with a version parameter, so a changed logo is a new URL anyway.

@@ -3,12 +3,13 @@ import type { Db } from "@/lib/db/client";
 import type { Engine } from "@/lib/engine";
 import type { Actor } from "@/lib/store/audit";
 import type { User } from "@/lib/store/users";
+import type { HttpRequest } from "@/lib/http/request";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** What a handler gets: the authenticated administrator, as the actor its audit events name. */
 export type Ctx = {
-  request: Request;
+  request: HttpRequest;
   inst: Engine;
   db: Db;
   user: User;
@@ -84,6 +85,6 @@ export function named<S extends z.ZodType>(name: string, schema: S): S {
   return schema;
 }
 
-export function actorFor(request: Request, user: User, address: string): Actor {
+export function actorFor(request: HttpRequest, user: User, address: string): Actor {
   return { type: "user", id: user.id, ip: address, userAgent: request.headers.get("user-agent") };
 }

@@ -8,6 +8,7 @@ import { authenticateAdmin, isActiveAdmin } from "./auth";
 import { ApiError, errorResponse, invalid, invalidFields, jsonResponse, notFound, parseWith, readJsonBody } from "./http";
 import { openApiDocument } from "./openapi";
 import { actorFor, type AnyRoute, type Ctx } from "./route";
+import type { HttpRequest } from "@/lib/http/request";
 
 const MANAGEMENT_PREFIX = "/management/v1";
 
@@ -50,7 +51,7 @@ const methodNotAllowed = (allow: string[]) =>
  * that without a token nothing (not even which paths exist) is revealed, except the public
  * OpenAPI document.
  */
-export function handleManagement(inst: Engine, request: Request): Promise<Response> {
+export function handleManagement(inst: Engine, request: HttpRequest): Promise<Response> {
   return serve(inst, request, async (path, url) => {
     if (path === "/openapi.json") {
       if (request.method !== "GET") throw methodNotAllowed(["GET"]);
@@ -66,7 +67,7 @@ export function handleManagement(inst: Engine, request: Request): Promise<Respon
  * way: the admin console calls this with the user of its console session (which it has checked
  * to hold the admin role), so the console has no second path to the data.
  */
-export function dispatchManagement(inst: Engine, request: Request, admin: User): Promise<Response> {
+export function dispatchManagement(inst: Engine, request: HttpRequest, admin: User): Promise<Response> {
   return serve(inst, request, async (path, url) => {
     if (!isActiveAdmin(admin)) {
       throw new ApiError(403, "forbidden", "The management API needs a user with the admin role.");
@@ -76,7 +77,7 @@ export function dispatchManagement(inst: Engine, request: Request, admin: User):
 }
 
 /** The path below the prefix without a trailing slash; ApiErrors as their response, anything else as a logged 500. */
-async function serve(inst: Engine, request: Request, handle: (path: string, url: URL) => Promise<Response>): Promise<Response> {
+async function serve(inst: Engine, request: HttpRequest, handle: (path: string, url: URL) => Promise<Response>): Promise<Response> {
   try {
     const url = new URL(request.url);
     let path = url.pathname.startsWith(MANAGEMENT_PREFIX) ? url.pathname.slice(MANAGEMENT_PREFIX.length) : url.pathname;
@@ -91,7 +92,7 @@ async function serve(inst: Engine, request: Request, handle: (path: string, url:
   }
 }
 
-async function dispatchAuthenticated(request: Request, path: string, url: URL, inst: Engine, user: User): Promise<Response> {
+async function dispatchAuthenticated(request: HttpRequest, path: string, url: URL, inst: Engine, user: User): Promise<Response> {
   const found = match(path, request.method);
   if ("allow" in found) {
     if (found.allow.length) throw methodNotAllowed(found.allow);

@@ -17,6 +17,7 @@ import { canonicalResponseType, readAuthorizeParams } from "./params/authorize";
 import { requestObjectResponseMode } from "./request-object-mode";
 import { deliverAuthorizationResponse, effectiveResponseMode } from "./response-modes";
 import { nextStep, type ClientErrorCode } from "@/lib/login/signin-policy";
+import type { HttpRequest } from "@/lib/http/request";
 
 function redirect(location: string, cookies: string[]): Response {
   const headers = new Headers({ Location: location, "Cache-Control": "no-store", "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'" });
@@ -29,7 +30,7 @@ function redirect(location: string, cookies: string[]): Response {
  * there is shown on our own page (never a redirect to an untrusted URI); every later error goes
  * to the redirect URI with `state`, in the response mode that applies.
  */
-export async function handleAuthorize(inst: Engine, request: Request): Promise<Response> {
+export async function handleAuthorize(inst: Engine, request: HttpRequest): Promise<Response> {
   let settings: Settings;
   try {
     settings = await inst.store.settings.get();
@@ -150,7 +151,7 @@ function withCookies(response: Response, cookies: string[]): Response {
  * has been chosen or created. It checks that session against the pending request once more and
  * answers the client.
  */
-export async function handleAuthorizeCallback(inst: Engine, request: Request): Promise<Response> {
+export async function handleAuthorizeCallback(inst: Engine, request: HttpRequest): Promise<Response> {
   const settings = await inst.store.settings.get();
   const id = new URL(request.url).searchParams.get("id");
   const fallbackLocale = resolveLocale({ acceptLanguage: request.headers.get("accept-language"), defaultLocale: settings.defaultLocale });

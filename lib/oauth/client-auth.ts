@@ -2,7 +2,7 @@ import { dateOf, secondsOf } from "@/lib/clock";
 import { hasNul } from "@/lib/http/text-input";
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from "jose";
 import type { Caches } from "@/lib/store/caches";
-import { constantTimeEqual, sha256 } from "@/lib/crypto";
+import { matchesSha256 } from "@/lib/crypto";
 import { CLIENT_AUTH_METHODS, type ClientAuthMethod } from "@/lib/protocol/vocabulary";
 import type { Client } from "@/lib/store/clients";
 import type { Store } from "@/lib/store/repositories";
@@ -10,6 +10,7 @@ import { assertionTimeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "./asse
 import { endpointUrl } from "./endpoints";
 import { InvalidClient, InvalidRequest } from "@/lib/protocol/errors";
 import type { Form } from "./form";
+import type { HttpRequest } from "@/lib/http/request";
 
 export type { ClientAuthMethod };
 export const ALL_METHODS: readonly ClientAuthMethod[] = CLIENT_AUTH_METHODS;
@@ -54,7 +55,7 @@ function parseBasic(header: string): { id: string; secret: string; raw: string }
   return parsed;
 }
 
-function presented(request: Request, form: Form): Presented {
+function presented(request: HttpRequest, form: Form): Presented {
   const p: Presented = {
     bodyId: form.get("client_id"),
     bodySecret: form.get("client_secret"),
@@ -70,7 +71,7 @@ function presented(request: Request, form: Form): Presented {
  * The client id a request claims, before any authentication (for rate limits and the audit of
  * failed authentications); undefined when it names none or its credentials cannot be parsed.
  */
-export function claimedClientId(request: Request, form: Form): string | undefined {
+export function claimedClientId(request: HttpRequest, form: Form): string | undefined {
   try {
     const p = presented(request, form);
     return p.basic?.id ?? p.bodyId ?? (p.assertion ? assertionSubject(p.assertion) : undefined);
@@ -80,7 +81,7 @@ export function claimedClientId(request: Request, form: Form): string | undefine
 }
 
 /** Whether the request carries any client identification or credential (for grants where it is optional). */
-export function hasClientCredentials(request: Request, form: Form): boolean {
+export function hasClientCredentials(request: HttpRequest, form: Form): boolean {
   const auth = request.headers.get("authorization");
   return (auth !== null && /^basic /i.test(auth)) || form.has("client_id") || form.has("client_assertion") || form.has("client_secret");
 }
@@ -90,7 +91,7 @@ export type ClientAuthEnv = { store: Store; issuer: string; caches: Caches };
 /** A client secret is stored as its SHA-256 (it is 256 random bits), compared in constant time. */
 export function verifyClientSecret(client: Client, presented: string): boolean {
   if (!client.secretHash) return false;
-  return constantTimeEqual(sha256(presented), client.secretHash);
+  return matchesSha256(presented, client.secretHash);
 }
 
 /**
@@ -100,7 +101,7 @@ export function verifyClientSecret(client: Client, presented: string): boolean {
  * naming another client than the credentials, are `invalid_request` (spec 7: several credentials).
  */
 export async function authenticateClient(
-  request: Request,
+  request: HttpRequest,
   form: Form,
   env: ClientAuthEnv,
   allowed: readonly ClientAuthMethod[] = ALL_METHODS,
@@ -243,7 +244,7 @@ export function describeJoseError(err: unknown): string {
  * name an API (then they are a client's); `invalid_client` when they name one and fail.
  */
 export async function authenticateApi<A extends KeyHolder & { identifier: string; secretHash: string | null }>(
-  request: Request,
+  request: HttpRequest,
   form: Form,
   env: ClientAuthEnv,
   apis: readonly A[],
@@ -259,7 +260,7 @@ export async function authenticateApi<A extends KeyHolder & { identifier: string
     if (!api) return undefined;
     const secret = encoded ? basic.secret : basic.raw.slice(api.identifier.length + 1);
     if (p.bodySecret !== undefined || p.assertion !== undefined) throw new InvalidRequest("More than one client authentication mechanism was used.");
-    if (!api.secretHash || !constantTimeEqual(sha256(secret), api.secretHash)) throw new InvalidClient("Client authentication failed.", BASIC_CHALLENGE);
+    if (!api.secretHash || !matchesSha256(secret, api.secretHash)) throw new InvalidClient("Client authentication failed.", BASIC_CHALLENGE);
     return api;
   }
   if (p.assertion === undefined) return undefined;

@@ -1,6 +1,7 @@
 import type { Engine } from "@/lib/engine";
 import { backChannel } from "@/lib/http/responses";
 import type { Client } from "@/lib/store/clients";
+import type { HttpRequest } from "@/lib/http/request";
 
 /**
  * CORS for browser applications (single-page apps calling the token, revocation, userinfo and
@@ -44,18 +45,18 @@ export function webOriginsOf(client: Pick<Client, "allowedOrigins" | "redirectUr
 /** What a handler tells the CORS layer: the client whose origins decide. */
 export type CorsScope = { client?: Pick<Client, "allowedOrigins" | "redirectUris"> };
 
-type ScopedHandler = (engine: Engine, request: Request, cors: CorsScope) => Promise<Response>;
+type ScopedHandler = (engine: Engine, request: HttpRequest, cors: CorsScope) => Promise<Response>;
 
 /**
  * Wraps a back-channel endpoint: answers its preflight, runs it (errors become OAuth error
  * responses as for every back-channel endpoint), then adds the CORS headers the client allows.
  */
 export function corsEndpoint(methods: readonly string[], handler: ScopedHandler) {
-  return async (engine: Engine, request: Request): Promise<Response> => {
+  return async (engine: Engine, request: HttpRequest): Promise<Response> => {
     const origin = request.headers.get("origin");
     if (request.method === "OPTIONS") return preflight(origin, methods);
     const cors: CorsScope = {};
-    const response = await backChannel((e: Engine, r: Request) => handler(e, r, cors))(engine, request);
+    const response = await backChannel((e: Engine, r: HttpRequest) => handler(e, r, cors))(engine, request);
     // The answer depends on Origin: caches must keep one per origin.
     response.headers.append("Vary", "Origin");
     if (origin && cors.client && webOriginsOf(cors.client).includes(origin)) {

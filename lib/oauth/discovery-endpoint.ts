@@ -1,13 +1,14 @@
 import { backChannel, methodNotAllowed, textResponse } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import { discoveryDocument } from "./discovery";
+import type { HttpRequest } from "@/lib/http/request";
 
 /**
  * GET /.well-known/openid-configuration. The document depends on the issuer, the enabled features
  * and the APIs' scopes, so it is built once per set of features and served from the engine's
  * cache until an API changes.
  */
-export const handleDiscovery = backChannel(async (inst: Engine, request: Request) => {
+export const handleDiscovery = backChannel(async (inst: Engine, request: HttpRequest) => {
   if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET"]);
   const { features } = await inst.store.settings.get();
   // Dropped whenever an API changes (lib/store/caches.ts), since it lists the APIs' scopes.

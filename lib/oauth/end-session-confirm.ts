@@ -9,6 +9,7 @@ import { errorLocation, LOGOUT_PATHS, onIssuer, performLogout } from "./end-sess
 import { openPendingLogout, verifyLogoutCsrf } from "./end-session-request";
 import { isFormEncoded } from "@/lib/http/body";
 import { parseForm } from "./form";
+import type { HttpRequest } from "@/lib/http/request";
 
 /**
  * POST /ui/logout/confirm: the user confirmed a logout that end_session could not tie to a
@@ -16,7 +17,7 @@ import { parseForm } from "./form";
  * this very request; the pending logout must be intact and fresh. Then it happens exactly as
  * end_session decided it, redirect included.
  */
-export async function handleLogoutConfirm(inst: Engine, request: Request): Promise<Response> {
+export async function handleLogoutConfirm(inst: Engine, request: HttpRequest): Promise<Response> {
   if (request.method !== "POST") return new Response(null, { status: 405, headers: { Allow: "POST", "Cache-Control": "no-store" } });
   const issuer = inst.config.issuer;
   const refuse = () => seeOther(onIssuer(issuer, errorLocation("expired")));

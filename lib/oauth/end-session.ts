@@ -12,6 +12,7 @@ import type { Session } from "@/lib/store/sessions";
 import { verifyIdTokenHint, type IdTokenHint } from "./id-token-hint";
 import { sealPendingLogout } from "./end-session-request";
 import { isFormEncoded } from "@/lib/http/body";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** The pages of the logout flow (app/ui/logout) and the signed-out page of the login UI. */
 export const LOGOUT_PATHS = {
@@ -37,7 +38,7 @@ class Refused extends Error {
 }
 
 /** RP-Initiated Logout 1.0 2: GET query or POST form; a repeated or oversized parameter is refused. */
-async function readParams(request: Request): Promise<Params> {
+async function readParams(request: HttpRequest): Promise<Params> {
   let source: URLSearchParams;
   if (request.method === "POST") {
     if (!isFormEncoded(request)) throw new Refused("badRequest");
@@ -165,7 +166,7 @@ async function decide(inst: Engine, p: Params, primaryDomain: string): Promise<D
  * signed in in this browser; otherwise (a bare link any site could embed) the user confirms on
  * a CSRF-protected page first. Errors go to an error page and are never redirected.
  */
-export async function handleEndSession(inst: Engine, request: Request): Promise<Response> {
+export async function handleEndSession(inst: Engine, request: HttpRequest): Promise<Response> {
   if (request.method !== "GET" && request.method !== "POST") {
     return new Response(null, { status: 405, headers: { Allow: "GET, POST", "Cache-Control": "no-store" } });
   }

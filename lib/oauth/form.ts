@@ -1,6 +1,7 @@
 import { hasNul } from "@/lib/http/text-input";
 import { BodyTooLarge, isFormEncoded, readBodyText } from "@/lib/http/body";
 import { InvalidRequest } from "@/lib/protocol/errors";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** A parsed `application/x-www-form-urlencoded` body: each parameter at most once, empty values absent. */
 export type Form = ReadonlyMap<string, string>;
@@ -11,7 +12,7 @@ const FORM_TYPE = "application/x-www-form-urlencoded";
  * Reads a back-channel request body (RFC 6749 3.2, 3.1): only form encoding; a repeated
  * parameter is `invalid_request`; a parameter sent without a value counts as omitted.
  */
-export async function readForm(request: Request, multi: readonly string[] = []): Promise<Form> {
+export async function readForm(request: HttpRequest, multi: readonly string[] = []): Promise<Form> {
   if (!isFormEncoded(request)) throw new InvalidRequest(`The request body must be ${FORM_TYPE}.`);
   let text: string;
   try {

@@ -9,6 +9,7 @@ import { InvalidRequest } from "@/lib/protocol/errors";
 import { corsEndpoint, type CorsScope } from "./cors";
 import { readForm } from "./form";
 import { scopeString } from "./scopes";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** Spec 5: introspection accepts only these two methods; every other one is `invalid_client`. */
 export { INTROSPECTION_AUTH_METHODS };
@@ -56,7 +57,7 @@ export function introspectionResponse(
  * them would help nobody but whoever found one; the client that holds one learns its state at
  * the token endpoint. `token_type_hint` is therefore accepted and ignored.
  */
-export const handleIntrospect = corsEndpoint(["POST"], async (inst: Engine, request: Request, cors: CorsScope) => {
+export const handleIntrospect = corsEndpoint(["POST"], async (inst: Engine, request: HttpRequest, cors: CorsScope) => {
   if (request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The introspection endpoint accepts POST only." }, 405, {
       ...NO_STORE,

@@ -1,13 +1,14 @@
 import { clientAddress } from "@/lib/http/client-address";
 import { backChannel, json, methodNotAllowed, textResponse } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
+import type { HttpRequest } from "@/lib/http/request";
 
 /**
  * GET /oauth/v2/keys: the public signing keys. Cacheable with an ETag; rate limited per client
  * address, counted in process and shared with the other instances through the database in
  * batches (lib/http/token-throttle.ts), so that answering from memory needs no write per request.
  */
-export const handleKeys = backChannel(async (inst: Engine, request: Request) => {
+export const handleKeys = backChannel(async (inst: Engine, request: HttpRequest) => {
   if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET"]);
   const settings = await inst.store.settings.get();
   const limit = inst.jwksThrottle.hit(inst.store.rateLimits, clientAddress(request), settings.rateLimits.jwksPerMinute);

@@ -9,6 +9,7 @@ import { InvalidRequest } from "@/lib/protocol/errors";
 import { corsEndpoint, type CorsScope } from "./cors";
 import { readForm } from "./form";
 import { looksLikeJwt } from "./tokens";
+import type { HttpRequest } from "@/lib/http/request";
 
 export type RevocationOutcome =
   | { revoked: false }
@@ -60,7 +61,7 @@ async function revokeRefreshToken(env: TokenEnv, client: Client, token: string):
 }
 
 /** POST /oauth/v2/revoke (RFC 7009): all four client authentication methods (spec 5). */
-export const handleRevoke = corsEndpoint(["POST"], async (inst: Engine, request: Request, cors: CorsScope) => {
+export const handleRevoke = corsEndpoint(["POST"], async (inst: Engine, request: HttpRequest, cors: CorsScope) => {
   if (request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The revocation endpoint accepts POST only." }, 405, {
       ...NO_STORE,

@@ -11,6 +11,7 @@ import { jwtBearerGrant } from "./grants/jwt-bearer";
 import { refreshTokenGrant } from "./grants/refresh-token";
 import { tokenExchangeGrant } from "./grants/token-exchange";
 import type { Grant } from "./grants/types";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** One module per grant; the endpoint only dispatches. */
 export const GRANTS: Record<string, Grant> = Object.fromEntries(
@@ -22,7 +23,7 @@ export const GRANTS: Record<string, Grant> = Object.fromEntries(
  * enabled), client authentication with the grant's methods, client registered for the grant,
  * then the grant itself. Every answer is JSON and never cached.
  */
-export const handleToken = corsEndpoint(["POST"], async (inst: Engine, request: Request, cors: CorsScope) => {
+export const handleToken = corsEndpoint(["POST"], async (inst: Engine, request: HttpRequest, cors: CorsScope) => {
   if (request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The token endpoint accepts POST only." }, 405, { ...NO_STORE, Allow: "POST" });
   }
@@ -96,7 +97,7 @@ function tooManyRequests(retryAfterSeconds: number): Response {
  * claimed client and address (lib/http/token-throttle.ts, FailureSampler) so that a flood of
  * wrong secrets writes a few rows that carry its size rather than a row per attempt.
  */
-async function auditFailedClientAuth(inst: Engine, request: Request, form: Form, err: OAuthError, address: string): Promise<void> {
+async function auditFailedClientAuth(inst: Engine, request: HttpRequest, form: Form, err: OAuthError, address: string): Promise<void> {
   const claimed = claimedClientId(request, form)?.slice(0, 200) ?? null;
   const sample = inst.tokenThrottle.failures.sample(`${claimed ?? ""}\u0001${address}`);
   if (!sample.write) return;

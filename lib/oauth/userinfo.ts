@@ -7,6 +7,7 @@ import { OAuthError } from "@/lib/protocol/errors";
 import { isFormEncoded } from "@/lib/http/body";
 import { corsEndpoint, type CorsScope } from "./cors";
 import { parseForm } from "./form";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** RFC 6750 2.1: b64token after the scheme name. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -40,7 +41,7 @@ class BearerError extends Error {
  * an `access_token` form parameter (2.2). Using both is `invalid_request` (RFC 6750 2).
  * A token in the URI query (2.3) is not accepted: it ends up in logs and browser history.
  */
-async function presentedToken(request: Request): Promise<string> {
+async function presentedToken(request: HttpRequest): Promise<string> {
   let fromHeader: string | undefined;
   const auth = request.headers.get("authorization");
   if (auth !== null) {
@@ -74,7 +75,7 @@ async function presentedToken(request: Request): Promise<string> {
  * scopes and of the `claims` request parameter, nothing else. The token must be active (not expired, not revoked by its client or a
  * logout), be about a user (a client-credentials token is not), and carry `openid`.
  */
-export const handleUserinfo = corsEndpoint(["GET", "POST"], async (inst: Engine, request: Request, cors: CorsScope): Promise<Response> => {
+export const handleUserinfo = corsEndpoint(["GET", "POST"], async (inst: Engine, request: HttpRequest, cors: CorsScope): Promise<Response> => {
   if (request.method !== "GET" && request.method !== "POST") {
     return json({ error: "invalid_request", error_description: "The userinfo endpoint accepts GET and POST." }, 405, {
       ...NO_STORE,

@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Config } from "@/lib/config";
 import type { Engine } from "@/lib/engine";
-import { CLIENT_ADDRESS_HEADER, resolveClientAddress, trustedProxyList } from "@/lib/http/client-address";
+import { CLIENT_ADDRESS_HEADER, connectionClientAddress, trustedProxyList } from "@/lib/http/client-address";
 import { API_CSP, commonSecurityHeaders, pageCsp, setsOwnCsp } from "@/lib/http/security-headers";
 import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
-import { readBody, RequestAborted, sendWebResponse, toWebRequest } from "./node-adapter";
+import { readBody, RequestAborted, sendWebResponse, toHttpRequest } from "./node-adapter";
 import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIMITS, type ServerLimits } from "./limits";
 import { screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
@@ -57,7 +57,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     // Handlers learn the peer address only from this header, which a client can never set itself.
-    const address = resolveClientAddress(req.socket.remoteAddress, header(req, "x-forwarded-for"), trusted);
+    const address = connectionClientAddress(req.socket, header(req, "x-forwarded-for"), trusted);
     setRequestHeader(req, CLIENT_ADDRESS_HEADER, address);
 
     const line = screenRequestLine(req.method, req.url, issuerUrl.host);
@@ -72,7 +72,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
       if (handler) {
         let body: Buffer | null = null;
         if (req.method !== "GET" && req.method !== "HEAD") body = await readBody(req);
-        const response = await handler(engine, toWebRequest(req, origin, body));
+        const response = await handler(engine, toHttpRequest(req, origin, body));
         await sendWebResponse(res, response, apiHeaders);
         return;
       }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { BodyTooLarge, MAX_BODY_BYTES, preloadBody } from "@/lib/http/body";
+import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
+import type { HeaderReader, HttpRequest } from "@/lib/http/request";
 import { knownBody } from "@/lib/http/responses";
 
 /** The client closed the connection before its body was complete: there is no one to answer. */
@@ -27,15 +28,60 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
 }
 
 /**
- * Builds the Web `Request` a lib/ handler expects from a Node request, on the issuer's origin.
- * The body, already read, is handed over as bytes (`preloadBody`, read by lib/http/body.ts).
+ * The request a lib/ handler reads (lib/http/request.ts), built from a Node request on the
+ * issuer's origin. Not a Web `Request`: constructing one (its headers validated one by one, its
+ * abort signal) cost more than a JWKS or client credentials answer. The body, already read, is
+ * handed over as bytes.
  */
-export function toWebRequest(req: IncomingMessage, origin: string, body: Buffer | null): Request {
-  const headers = new Headers();
-  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
-  const method = req.method ?? "GET";
-  const request = new Request(origin + (req.url ?? "/"), { method, headers });
-  return method === "GET" || method === "HEAD" || !body ? request : preloadBody(request, body);
+export function toHttpRequest(req: IncomingMessage, origin: string, body: Buffer | null): HttpRequest {
+  return new NodeRequest(req.method ?? "GET", origin + (req.url ?? "/"), req.rawHeaders, body);
+}
+
+class NodeRequest implements HttpRequest {
+  readonly headers: NodeHeaders;
+  readonly body = null;
+  readonly preloadedBody: Buffer | undefined;
+
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    rawHeaders: readonly string[],
+    body: Buffer | null,
+  ) {
+    this.headers = new NodeHeaders(rawHeaders);
+    this.preloadedBody = body ?? undefined;
+  }
+}
+
+/**
+ * `Headers.get` over Node's raw header list: names case-insensitive, a repeated header's values
+ * joined by ", " (as the Fetch standard does, where Node's own `req.headers` keeps only the first
+ * `Authorization` or `Content-Type`). Built on first use.
+ */
+class NodeHeaders implements HeaderReader {
+  #byName: Map<string, string> | undefined;
+
+  constructor(private readonly raw: readonly string[]) {}
+
+  get(name: string): string | null {
+    return this.#map().get(name.toLowerCase()) ?? null;
+  }
+
+  has(name: string): boolean {
+    return this.#map().has(name.toLowerCase());
+  }
+
+  #map(): Map<string, string> {
+    if (this.#byName) return this.#byName;
+    const map = new Map<string, string>();
+    for (let i = 0; i < this.raw.length; i += 2) {
+      const name = this.raw[i]!.toLowerCase();
+      const value = this.raw[i + 1]!;
+      const earlier = map.get(name);
+      map.set(name, earlier === undefined ? value : `${earlier}, ${value}`);
+    }
+    return (this.#byName = map);
+  }
 }
 
 export async function sendWebResponse(res: ServerResponse, response: Response, extraHeaders: Record<string, string>): Promise<void> {

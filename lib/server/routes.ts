@@ -1,4 +1,5 @@
 import type { Engine } from "@/lib/engine";
+import type { HttpRequest } from "@/lib/http/request";
 import { methodNotAllowed } from "@/lib/http/responses";
 import { handleHealthz, handleReadyz } from "@/lib/server/health";
 import { handleBrandingLogo, handleFavicon } from "@/lib/management/logo-endpoint";
@@ -13,8 +14,8 @@ import { handleUserinfo } from "@/lib/oauth/userinfo";
 import { handleAuthorize, handleAuthorizeCallback } from "@/lib/oauth/authorize";
 import { handleEndSession } from "@/lib/oauth/end-session";
 
-/** A core handler: the engine of this process, and the Web request. */
-export type WebHandler = (engine: Engine, request: Request) => Promise<Response>;
+/** A core handler: the engine of this process, and the request (a Web `Request` or the server's lighter one). */
+export type WebHandler = (engine: Engine, request: HttpRequest) => Promise<Response>;
 
 /**
  * The back-channel endpoints that server.ts serves directly, outside Next's request pipeline

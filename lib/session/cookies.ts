@@ -1,4 +1,6 @@
-/** Cookie parsing and serialising for framework-free handlers (they read the `Request` itself). */
+import type { HttpRequest } from "@/lib/http/request";
+
+/** Cookie parsing and serialising for framework-free handlers (they read the request itself). */
 
 export function parseCookies(header: string | null | undefined): Map<string, string> {
   const out = new Map<string, string>();
@@ -18,7 +20,7 @@ export function parseCookies(header: string | null | undefined): Map<string, str
   return out;
 }
 
-export function requestCookie(request: Request, name: string): string | undefined {
+export function requestCookie(request: HttpRequest, name: string): string | undefined {
   return parseCookies(request.headers.get("cookie")).get(name);
 }
 

@@ -1,4 +1,5 @@
 import { constantTimeEqual, hmac } from "@/lib/crypto";
+import type { HttpRequest } from "@/lib/http/request";
 
 /**
  * CSRF token of a login form: an HMAC of the user agent and the authorization request under the
@@ -19,7 +20,7 @@ export function verifyCsrf(masterKey: Buffer, userAgentId: string, authRequestId
  * form posts from pages under `Referrer-Policy: no-referrer` (some privacy settings impose it),
  * so `null` rests on the token.
  */
-export function sameOrigin(request: Request, issuer: string): boolean {
+export function sameOrigin(request: HttpRequest, issuer: string): boolean {
   const origin = request.headers.get("origin");
   if (origin === null || origin === "null") return true;
   return origin === new URL(issuer).origin;

@@ -1,5 +1,6 @@
 import type { Repositories } from "@/lib/store/repositories";
 import { requestCookie, serializeCookie } from "./cookies";
+import type { HttpRequest } from "@/lib/http/request";
 
 /**
  * The one cookie that names the browser. `__Host-` on https pins it to this origin and path `/`;
@@ -23,7 +24,7 @@ export function userAgentCookie(issuer: string, value: string): string {
 
 type Browsers = Pick<Repositories, "sessions">;
 
-export async function userAgentOfRequest(store: Browsers, issuer: string, request: Request): Promise<{ id: string } | undefined> {
+export async function userAgentOfRequest(store: Browsers, issuer: string, request: HttpRequest): Promise<{ id: string } | undefined> {
   const cookie = requestCookie(request, userAgentCookieName(issuer));
   return cookie ? store.sessions.findUserAgent(cookie) : undefined;
 }

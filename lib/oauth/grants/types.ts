@@ -6,10 +6,11 @@ import type { Store } from "@/lib/store/repositories";
 import type { Settings } from "@/lib/store/settings";
 import type { ClientAuthMethod } from "../client-auth";
 import type { Form } from "../form";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** What a grant handler gets: the parsed request, the authenticated client (if any) and the instance. */
 export type GrantRequest = {
-  request: Request;
+  request: HttpRequest;
   form: Form;
   store: Store;
   /** Derives refresh token successors (refresh-successor.ts). */

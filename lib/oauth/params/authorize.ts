@@ -3,6 +3,7 @@ import { hasNul } from "@/lib/http/text-input";
 import { MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { z } from "zod";
 import { isFormEncoded } from "@/lib/http/body";
+import type { HttpRequest } from "@/lib/http/request";
 
 /** Every parameter the authorization endpoint reads; anything else is ignored (RFC 6749 3.1). */
 export const AUTHORIZE_PARAMS = [
@@ -43,7 +44,7 @@ const KNOWN = new Set<string>(AUTHORIZE_PARAMS);
 const RESOURCE = new Set<string>(RESOURCE_PARAMS);
 
 /** Reads the request's parameters from the query (GET) or the form body (POST, OIDC Core 3.1.2.1). */
-export async function readAuthorizeParams(request: Request): Promise<RawAuthorizeParams | { unsupportedBody: true }> {
+export async function readAuthorizeParams(request: HttpRequest): Promise<RawAuthorizeParams | { unsupportedBody: true }> {
   let source: URLSearchParams;
   if (request.method === "POST") {
     if (!isFormEncoded(request)) return { unsupportedBody: true };
