@@ -85,6 +85,9 @@ export function resolveClientAddress(socketAddress: string | undefined, forwarde
   return current;
 }
 
+/** A connection as far as its address goes (a `net.Socket`). */
+type Connection = { readonly remoteAddress?: string | undefined };
+
 const resolvedBySocket = new WeakMap<object, { forwardedFor: string | undefined; address: string }>();
 
 /**
@@ -93,7 +96,7 @@ const resolvedBySocket = new WeakMap<object, { forwardedFor: string | undefined;
  * builds native objects, a few per cent of a small request). Resolved again when the request's
  * `X-Forwarded-For` differs from the previous one's.
  */
-export function connectionClientAddress(socket: net.Socket, forwardedFor: string | undefined, trusted: net.BlockList): string {
+export function connectionClientAddress(socket: Connection, forwardedFor: string | undefined, trusted: net.BlockList): string {
   const last = resolvedBySocket.get(socket);
   if (last && last.forwardedFor === forwardedFor) return last.address;
   const address = resolveClientAddress(socket.remoteAddress, forwardedFor, trusted);
