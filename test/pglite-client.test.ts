@@ -76,6 +76,19 @@ describe("PGlite on its own thread", () => {
     expect(mine.affectedRows).toBe(theirs.affectedRows);
   });
 
+  it("binds no parameters, many, NULLs and long multi-byte values as PGlite's query() does", async () => {
+    const none = `SELECT count(*)::int AS c FROM t`;
+    expect((await db.query(none)).rows).toEqual((await pg.query(none)).rows);
+    const values = Array.from({ length: 300 }, (_, i) => (i % 7 === 0 ? null : i % 5 === 0 ? "" : `${i}: Grüße 東京 🔑 `.repeat(i % 3 === 0 ? 200 : 1)));
+    const many = `SELECT ${values.map((_, i) => `$${i + 1}::text AS c${i}`).join(", ")}`;
+    const mine = await db.query(many, values);
+    expect(mine.rows).toEqual((await pg.query(many, values)).rows);
+    expect(Object.values(mine.rows[0] as Record<string, unknown>)).toEqual(values);
+    // The same values in a group with other statements.
+    const [grouped] = await Promise.all([db.query(many, values), db.query(none)]);
+    expect(grouped.rows).toEqual(mine.rows);
+  });
+
   it("uses a query's own parsers over PGlite's, for that query only", async () => {
     const select = `SELECT at FROM t WHERE id = $1`;
     const raw = await db.query<{ at: unknown }>(select, ["a"], { parsers: { 1184: (v: string) => `raw:${v}` } });

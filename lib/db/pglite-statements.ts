@@ -1,5 +1,5 @@
 import { messages, parse, protocol, type QueryOptions, type Results } from "@electric-sql/pglite";
-import { readAnswers, resultOfAnswer, type Parser } from "./pglite-wire";
+import { bindAndExecute, readAnswers, resultOfAnswer, type Parser } from "./pglite-wire";
 
 /** A message PGlite's own reader made of an answer. */
 type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
@@ -105,11 +105,6 @@ export function preparedStatements(host: StatementHost) {
       return serialize ? serialize(param) : (param as { toString(): string }).toString();
     });
 
-  const bindAndExecute = (prepared: Prepared, values: (string | null)[]): Uint8Array[] => [
-    protocol.serialize.bind({ statement: prepared.name, values }),
-    protocol.serialize.execute({}),
-  ];
-
   /**
    * A statement's result from its output read off the wire (pglite-wire.ts). An error is read by
    * PGlite's own protocol reader, so that it is PGlite's DatabaseError with its SQLSTATE and
@@ -130,7 +125,7 @@ export function preparedStatements(host: StatementHost) {
   /** One statement in an exchange of its own (Bind, Execute, Sync), prepared again once if stale. */
   const run = async <T>(text: string, params: unknown[], options: QueryOptions | undefined, retried = false): Promise<Results<T>> => {
     const prepared = await preparedFor(text);
-    const message = concat([...bindAndExecute(prepared, bindValues(prepared, params, options)), protocol.serialize.sync()]);
+    const message = bindAndExecute(prepared.name, bindValues(prepared, params, options), true);
     try {
       return resultOfWire<T>(prepared, await host.exchange(message, true), options);
     } catch (err) {
@@ -155,7 +150,7 @@ export function preparedStatements(host: StatementHost) {
     for (const w of group) {
       try {
         const prepared = await preparedFor(w.text);
-        parts.push(concat(bindAndExecute(prepared, bindValues(prepared, w.params, w.options))));
+        parts.push(bindAndExecute(prepared.name, bindValues(prepared, w.params, w.options)));
         sent.push({ w, prepared });
       } catch (err) {
         w.reject(err);
