@@ -10,6 +10,7 @@ import { resultRows } from "@/lib/db/client";
 import { ROUND_TRIPS_HEADER } from "@/lib/db/round-trips";
 import { createToriiServer } from "@/lib/server/create-server";
 import { startTestInstance, type TestInstance } from "./harness";
+import { createUserAgent, recordAuthentication } from "@/lib/store/sessions";
 import { basic, CHALLENGE, makeClient, makeCode, makeUser, VERIFIER } from "./token-support";
 
 let t: TestInstance;
@@ -109,5 +110,28 @@ describe("database round-trip counter", () => {
     expect(reused.status).toBe(400);
     expect(reused.body.error).toBe("invalid_grant");
     expect((await audited("token.refreshed", client.id)).n).toBe(2);
+  });
+
+  /**
+   * The authorization endpoint with a signed-in browser: one read for the browser of its cookie
+   * and the browser's live sessions (lib/store/sessions.ts browserWithSessions), then the one write
+   * (the code and the session's activity).
+   */
+  it("answers a signed-in browser's authorization request with one read and one write", async () => {
+    const { client } = await makeClient(t);
+    const user = await makeUser(t);
+    const ua = await createUserAgent(t.inst.db);
+    await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: { sessionIdle: 3600, sessionAbsolute: 7200 }, now: new Date() });
+    const query = new URLSearchParams({ client_id: client.id, redirect_uri: "https://rp.example/cb", response_type: "code", scope: "openid", code_challenge: CHALLENGE, code_challenge_method: "S256" });
+    const authorize = async () => {
+      const res = await fetch(`${countingUrl}/oauth/v2/authorize?${query}`, { headers: { cookie: `torii_ua=${ua.cookie}` }, redirect: "manual" });
+      return { trips: Number(res.headers.get(ROUND_TRIPS_HEADER)), status: res.status, location: new URL(res.headers.get("location") ?? "", countingUrl) };
+    };
+    await authorize(); // fills the client and settings caches
+    const answered = await authorize();
+    expect(answered.status).toBe(302);
+    expect(answered.location.origin + answered.location.pathname).toBe("https://rp.example/cb");
+    expect(answered.location.searchParams.get("code")).toBeTruthy();
+    expect(answered.trips).toBe(2);
   });
 });

@@ -58,6 +58,8 @@ export async function loadPolicyInput(
   opts: {
     request: PolicyRequest;
     userAgentId: string | null;
+    /** The browser's live sessions at `now`, when the caller read them with the browser (browserOfRequest). */
+    liveSessions?: readonly SessionWithUser[];
     chosenSessionId: string | null;
     primaryDomain: string;
     now: Date;
@@ -66,7 +68,8 @@ export async function loadPolicyInput(
   },
 ): Promise<PolicyInput<SessionAccount>> {
   // A browser without a row has no sessions (its row is created only when something is stored).
-  const sessions = opts.userAgentId ? (await store.sessions.live(opts.userAgentId, opts.now)).map(asAccount) : [];
+  const live = opts.liveSessions ?? (opts.userAgentId ? await store.sessions.live(opts.userAgentId, opts.now) : []);
+  const sessions = live.map(asAccount);
   const hint = opts.request.hintSubject ? await store.users.get(opts.request.hintSubject) : undefined;
   const settings = await store.settings.get();
   const policy = accountPolicyOf(settings);

@@ -6,7 +6,7 @@ import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Engine } from "@/lib/engine";
 import { interactionPage, loadPolicyInput, pendingStep } from "@/lib/login/steps";
 import { serializeCookie } from "@/lib/session/cookies";
-import { createBrowser, userAgentOfRequest } from "@/lib/session/user-agent";
+import { browserOfRequest, createBrowser, userAgentOfRequest } from "@/lib/session/user-agent";
 import type { Settings } from "@/lib/store/settings";
 import type { NewAuthRequest } from "@/lib/store/auth-requests";
 import { completeAuthorization, unstoredAuthRequest } from "./authorize-complete";
@@ -78,9 +78,9 @@ export async function handleAuthorize(inst: Engine, request: HttpRequest): Promi
     const req = await validateAuthorizeRequest(raw, client, inst);
     // A browser's row is created only once something is stored for it (the pending request
     // below), so requests that end in an error leave nothing behind.
-    const knownUa = await userAgentOfRequest(inst.store, inst.config.issuer, request);
-    const cookies = [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") })];
     const now = dateOf(inst.clock);
+    const knownUa = await browserOfRequest(inst.store, inst.config.issuer, request, now);
+    const cookies = [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") })];
     const policyRequest = {
       prompt: req.prompt,
       maxAge: req.maxAge,
@@ -95,6 +95,7 @@ export async function handleAuthorize(inst: Engine, request: HttpRequest): Promi
       await loadPolicyInput(inst.store, {
         request: policyRequest,
         userAgentId: knownUa?.id ?? null,
+        liveSessions: knownUa?.sessions,
         chosenSessionId: null,
         primaryDomain: settings.primaryDomain,
         now,

@@ -1,4 +1,5 @@
 import type { Repositories } from "@/lib/store/repositories";
+import type { SessionWithUser } from "@/lib/store/sessions";
 import { requestCookie, serializeCookie } from "./cookies";
 import type { HttpRequest } from "@/lib/http/request";
 
@@ -27,6 +28,17 @@ type Browsers = Pick<Repositories, "sessions">;
 export async function userAgentOfRequest(store: Browsers, issuer: string, request: HttpRequest): Promise<{ id: string } | undefined> {
   const cookie = requestCookie(request, userAgentCookieName(issuer));
   return cookie ? store.sessions.findUserAgent(cookie) : undefined;
+}
+
+/** `userAgentOfRequest` with the browser's live sessions, read together (lib/store/sessions.ts). */
+export async function browserOfRequest(
+  store: Browsers,
+  issuer: string,
+  request: HttpRequest,
+  now: Date,
+): Promise<{ id: string; sessions: SessionWithUser[] } | undefined> {
+  const cookie = requestCookie(request, userAgentCookieName(issuer));
+  return cookie ? store.sessions.findBrowser(cookie, now) : undefined;
 }
 
 /**

@@ -13,7 +13,7 @@ import { consumeJtiOnce, consumeJtiOnceWrite } from "./jti";
 import { applyInvalidations, INVALIDATION_CHANNEL, mutate, type Invalidation } from "./invalidation";
 import { hitRateLimit } from "./rate-limit";
 import type { Repositories, Store } from "./repositories";
-import { createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession, touchSessionWrite } from "./sessions";
+import { browserWithSessions, createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession, touchSessionWrite } from "./sessions";
 import { getSettings } from "./settings";
 import {
   createRefreshFamily,
@@ -85,6 +85,7 @@ export function repositoriesOn(db: Executor, clock: Clock, revoked: () => Promis
     sessions: {
       createUserAgent: () => createUserAgent(db),
       findUserAgent: (cookie) => findUserAgent(db, cookie),
+      findBrowser: (cookie, now) => browserWithSessions(db, cookie, at(now)),
       live: (uaId, now) => liveSessions(db, uaId, at(now)),
       touch: (id, lifetimes, now) => touchSession(db, id, lifetimes, at(now)),
       end: (uaId, ids, now) => endSessions(db, uaId, ids, at(now)),
@@ -154,6 +155,7 @@ function batchedRepositories(direct: Repositories, db: Executor, batch: WriteBat
     sessions: {
       createUserAgent: refuse("sessions.createUserAgent"),
       findUserAgent: beforeWrites("sessions.findUserAgent", direct.sessions.findUserAgent),
+      findBrowser: beforeWrites("sessions.findBrowser", direct.sessions.findBrowser),
       live: beforeWrites("sessions.live", direct.sessions.live),
       touch: (id, lifetimes, now) => batch.add(touchSessionWrite(db, id, lifetimes, at(now))),
       end: refuse("sessions.end"),

@@ -8,7 +8,7 @@ import type { consentsOf, grantConsent } from "./consents";
 import type { createAuthorizationCode, findAuthorizationCode, findCodeForRedemption, markCodeUsed } from "./codes";
 import type { createGrant, getGrant, revokeGrant, revokeSessionTokens, sessionEnded } from "./grants";
 import type { RateLimitResult } from "./rate-limit";
-import type { createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession } from "./sessions";
+import type { browserWithSessions, createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession } from "./sessions";
 import type { Settings } from "./settings";
 import type { ActiveKey } from "./signing-keys";
 import type {
@@ -77,6 +77,8 @@ export interface UserRepository {
 export interface SessionRepository {
   createUserAgent: On<typeof createUserAgent>;
   findUserAgent: On<typeof findUserAgent>;
+  /** The browser of a user-agent cookie with its live sessions, in one read. */
+  findBrowser: On<typeof browserWithSessions>;
   live: On<typeof liveSessions>;
   touch: On<typeof touchSession>;
   end: On<typeof endSessions>;

@@ -40,25 +40,25 @@ export async function findUserAgent(db: Executor, cookie: string): Promise<{ id:
   return ua;
 }
 
-/** Sessions of a user agent that can still be used, newest sign-in first, with their users. */
+/** What a session's user is read as (SessionWithUser's `user`). */
+const sessionUser = {
+  id: users.id,
+  username: users.username,
+  email: users.email,
+  emailVerified: users.emailVerified,
+  givenName: users.givenName,
+  familyName: users.familyName,
+  locked: users.locked,
+  hasSecondFactor: sql<boolean>`exists (select 1 from ${userFactors} where ${userFactors.userId} = ${users.id} and ${userFactors.confirmedAt} is not null)`,
+  passwordChangedAt: passwordCredentials.changedAt,
+  passwordChangeRequiredSince: users.passwordChangeRequiredSince,
+};
+
+/** Sessions of a user agent that can still be used, by username, with their users. */
 export async function liveSessions(db: Executor, userAgentId: string, now: Date): Promise<SessionWithUser[]> {
   const read = preparedRead(db, "sessions.live", (p, name) =>
     db
-      .select({
-        s: sessions,
-        user: {
-          id: users.id,
-          username: users.username,
-          email: users.email,
-          emailVerified: users.emailVerified,
-          givenName: users.givenName,
-          familyName: users.familyName,
-          locked: users.locked,
-          hasSecondFactor: sql<boolean>`exists (select 1 from ${userFactors} where ${userFactors.userId} = ${users.id} and ${userFactors.confirmedAt} is not null)`,
-          passwordChangedAt: passwordCredentials.changedAt,
-          passwordChangeRequiredSince: users.passwordChangeRequiredSince,
-        },
-      })
+      .select({ s: sessions, user: sessionUser })
       .from(sessions)
       .innerJoin(users, eq(users.id, sessions.userId))
       .leftJoin(passwordCredentials, eq(passwordCredentials.userId, users.id))
@@ -72,10 +72,43 @@ export async function liveSessions(db: Executor, userAgentId: string, now: Date)
         ),
       )
       .orderBy(asc(users.username))
-    .prepare(name),
+      .prepare(name),
   );
   const rows = await read.execute({ userAgentId, now: now.toISOString() });
   return rows.map((r) => ({ ...r.s, user: r.user }));
+}
+
+/**
+ * The browser a user-agent cookie names, with its live sessions (as `liveSessions` reads them):
+ * both in one query, since the authorization endpoint needs both on every request and the second
+ * would otherwise wait for the first. Undefined when no browser has this cookie.
+ */
+export async function browserWithSessions(db: Executor, cookie: string, now: Date): Promise<{ id: string; sessions: SessionWithUser[] } | undefined> {
+  if (!cookie || cookie.length > 100) return undefined;
+  const read = preparedRead(db, "sessions.browser", (p, name) =>
+    db
+      .select({ browser: userAgents.id, s: sessions, user: sessionUser })
+      .from(userAgents)
+      // A browser without a live session still comes back, as one row without one.
+      .leftJoin(
+        sessions,
+        and(
+          eq(sessions.userAgentId, userAgents.id),
+          isNull(sessions.endedAt),
+          gt(sessions.idleExpiresAt, sql`${p("now")}::timestamptz`),
+          gt(sessions.absoluteExpiresAt, sql`${p("now")}::timestamptz`),
+        ),
+      )
+      .leftJoin(users, and(eq(users.id, sessions.userId), eq(users.locked, false)))
+      .leftJoin(passwordCredentials, eq(passwordCredentials.userId, users.id))
+      .where(eq(userAgents.cookieHash, p("hash")))
+      .orderBy(asc(users.username))
+      .prepare(name),
+  );
+  const rows = await read.execute({ hash: sha256(cookie), now: now.toISOString() });
+  if (!rows.length) return undefined;
+  const live = rows.flatMap((r) => (r.s && r.user.id !== null ? [{ ...r.s, user: r.user as SessionWithUser["user"] }] : []));
+  return { id: rows[0]!.browser, sessions: live };
 }
 
 export async function getLiveSession(

@@ -151,7 +151,7 @@ export class MemoryStore {
   }
 
   private repositories(s: () => State): Repositories {
-    return {
+    const repos: Repositories = {
       clock: this.clock,
       codes: {
         create: (c) => {
@@ -280,6 +280,10 @@ export class MemoryStore {
           return Promise.resolve({ id, cookie });
         },
         findUserAgent: (cookie) => Promise.resolve(!cookie || cookie.length > 100 ? undefined : s().userAgents.get(sha256(cookie))),
+        findBrowser: async (cookie, now = dateOf(this.clock)) => {
+          const ua = await repos.sessions.findUserAgent(cookie);
+          return ua && { id: ua.id, sessions: await repos.sessions.live(ua.id, now) };
+        },
         // As liveSessions: not ended, neither expiry passed, the user exists and is not locked; by username.
         live: (userAgentId, now = dateOf(this.clock)) =>
           Promise.resolve(
@@ -402,6 +406,7 @@ export class MemoryStore {
         },
       },
     };
+    return repos;
   }
 
   /** The Store the engine would hand the core. */

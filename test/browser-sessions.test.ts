@@ -1,0 +1,66 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sessions, userFactors, users } from "@/db/schema";
+import { randomToken } from "@/lib/crypto";
+import { browserWithSessions, createUserAgent, endSessions, liveSessions, recordAuthentication } from "@/lib/store/sessions";
+import { insertUser } from "@/lib/store/users";
+import { startTestInstance, type TestInstance } from "./harness";
+
+/**
+ * The authorization endpoint reads the browser of its user-agent cookie and that browser's live
+ * sessions in one query (browserWithSessions). It must find exactly what the two reads it
+ * replaces found: the browser by its cookie, and the sessions liveSessions gives.
+ */
+let t: TestInstance;
+beforeAll(async () => {
+  t = await startTestInstance();
+});
+afterAll(() => t.close());
+
+const LIFETIMES = { sessionIdle: 3600, sessionAbsolute: 7200 };
+const user = (username: string) => insertUser(t.inst.db, { type: "human", username: `${username}-${randomToken(4)}`, roles: [] });
+
+describe("a browser with its live sessions, in one read", () => {
+  it("is nothing for an unknown, empty or oversized cookie", async () => {
+    const now = new Date();
+    expect(await browserWithSessions(t.inst.db, randomToken(32), now)).toBeUndefined();
+    expect(await browserWithSessions(t.inst.db, "", now)).toBeUndefined();
+    expect(await browserWithSessions(t.inst.db, "x".repeat(101), now)).toBeUndefined();
+  });
+
+  it("is the browser with no sessions when it has none that can be used", async () => {
+    const ua = await createUserAgent(t.inst.db);
+    expect(await browserWithSessions(t.inst.db, ua.cookie, new Date())).toEqual({ id: ua.id, sessions: [] });
+
+    // Ended, expired, and of a locked user: none of them counts.
+    const now = new Date();
+    const ended = await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: (await user("ended")).id, amr: ["pwd"], lifetimes: LIFETIMES, now });
+    await endSessions(t.inst.db, ua.id, [ended.id], now);
+    await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: (await user("stale")).id, amr: ["pwd"], lifetimes: LIFETIMES, now: new Date(now.getTime() - 7_300_000) });
+    const locked = await user("locked");
+    await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: locked.id, amr: ["pwd"], lifetimes: LIFETIMES, now });
+    await t.inst.db.update(users).set({ locked: true }).where(eq(users.id, locked.id));
+    expect(await browserWithSessions(t.inst.db, ua.cookie, now)).toEqual({ id: ua.id, sessions: [] });
+    expect(await liveSessions(t.inst.db, ua.id, now)).toEqual([]);
+  });
+
+  it("has exactly the sessions liveSessions gives, in its order, with their users", async () => {
+    const ua = await createUserAgent(t.inst.db);
+    const other = await createUserAgent(t.inst.db);
+    const now = new Date();
+    const [zed, amy, elsewhere] = [await user("zed"), await user("amy"), await user("elsewhere")];
+    for (const u of [zed, amy]) await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: u.id, amr: ["pwd"], lifetimes: LIFETIMES, now });
+    await recordAuthentication(t.inst.db, { userAgentId: other.id, userId: elsewhere.id, amr: ["pwd"], lifetimes: LIFETIMES, now });
+    await t.inst.db.insert(userFactors).values({ id: randomToken(12), userId: zed.id, type: "totp", name: "phone", secretEnc: "x", confirmedAt: now });
+
+    const found = await browserWithSessions(t.inst.db, ua.cookie, now);
+    expect(found?.id).toBe(ua.id);
+    expect(found?.sessions.map((s) => s.user.id)).toEqual([amy.id, zed.id]);
+    expect(found?.sessions.map((s) => s.user.hasSecondFactor)).toEqual([false, true]);
+    expect(found?.sessions).toEqual(await liveSessions(t.inst.db, ua.id, now));
+    // Past the sessions' idle expiry, none is live any more.
+    const later = new Date(now.getTime() + 3_601_000);
+    expect(await browserWithSessions(t.inst.db, ua.cookie, later)).toEqual({ id: ua.id, sessions: [] });
+    expect((await t.inst.db.select().from(sessions).where(eq(sessions.userAgentId, ua.id))).length).toBe(2);
+  });
+});
