@@ -5,6 +5,7 @@ import { randomToken } from "@/lib/crypto";
 import { browserWithSessions, createUserAgent, endSessions, liveSessions, recordAuthentication } from "@/lib/store/sessions";
 import { insertUser } from "@/lib/store/users";
 import { startTestInstance, type TestInstance } from "./harness";
+import { CHALLENGE, makeClient } from "./token-support";
 
 /**
  * The authorization endpoint reads the browser of its user-agent cookie and that browser's live
@@ -62,5 +63,23 @@ describe("a browser with its live sessions, in one read", () => {
     const later = new Date(now.getTime() + 3_601_000);
     expect(await browserWithSessions(t.inst.db, ua.cookie, later)).toEqual({ id: ua.id, sessions: [] });
     expect((await t.inst.db.select().from(sessions).where(eq(sessions.userAgentId, ua.id))).length).toBe(2);
+  });
+
+  it("at the authorization endpoint: a locked user's open session signs no one in (prompt=none is login_required), an unlocked one does", async () => {
+    const { client } = await makeClient(t);
+    const u = await user("signed-in");
+    const ua = await createUserAgent(t.inst.db);
+    await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: u.id, amr: ["pwd"], lifetimes: LIFETIMES, now: new Date() });
+    const query = new URLSearchParams({ client_id: client.id, redirect_uri: "https://rp.example/cb", response_type: "code", scope: "openid", prompt: "none", state: "s1", code_challenge: CHALLENGE, code_challenge_method: "S256" });
+    const authorize = async () => {
+      const res = await fetch(`${t.baseUrl}/oauth/v2/authorize?${query}`, { headers: { cookie: `torii_ua=${ua.cookie}` }, redirect: "manual" });
+      return new URL(res.headers.get("location") ?? "", t.baseUrl).searchParams;
+    };
+    expect((await authorize()).get("code")).toBeTruthy();
+    await t.inst.db.update(users).set({ locked: true }).where(eq(users.id, u.id));
+    const refused = await authorize();
+    expect(refused.get("error")).toBe("login_required");
+    expect(refused.get("state")).toBe("s1");
+    expect(refused.get("code")).toBeNull();
   });
 });

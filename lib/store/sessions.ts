@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, sql, type Placeholder } from "drizzle-orm";
 import { passwordCredentials, sessions, userAgents, userFactors, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
@@ -32,8 +32,13 @@ export async function createUserAgent(db: Executor): Promise<{ id: string; cooki
   return { id, cookie };
 }
 
+/** A value that can be a user-agent cookie (randomToken(32)); anything else is looked up nowhere. */
+function isPlausibleCookie(cookie: string): boolean {
+  return cookie !== "" && cookie.length <= 100;
+}
+
 export async function findUserAgent(db: Executor, cookie: string): Promise<{ id: string } | undefined> {
-  if (!cookie || cookie.length > 100) return undefined;
+  if (!isPlausibleCookie(cookie)) return undefined;
   const [ua] = await preparedRead(db, "sessions.findUserAgent", (p, name) =>
     db.select({ id: userAgents.id }).from(userAgents).where(eq(userAgents.cookieHash, p("hash"))).prepare(name),
   ).execute({ hash: sha256(cookie) });
@@ -54,6 +59,15 @@ const sessionUser = {
   passwordChangeRequiredSince: users.passwordChangeRequiredSince,
 };
 
+/**
+ * A session neither ended nor past either expiry at `now`: a time, or a prepared statement's
+ * placeholder for one. Its user is checked apart.
+ */
+function sessionIsOpen(now: Date | Placeholder) {
+  const at = now instanceof Date ? now : sql`${now}::timestamptz`;
+  return and(isNull(sessions.endedAt), gt(sessions.idleExpiresAt, at), gt(sessions.absoluteExpiresAt, at));
+}
+
 /** Sessions of a user agent that can still be used, by username, with their users. */
 export async function liveSessions(db: Executor, userAgentId: string, now: Date): Promise<SessionWithUser[]> {
   const read = preparedRead(db, "sessions.live", (p, name) =>
@@ -62,15 +76,7 @@ export async function liveSessions(db: Executor, userAgentId: string, now: Date)
       .from(sessions)
       .innerJoin(users, eq(users.id, sessions.userId))
       .leftJoin(passwordCredentials, eq(passwordCredentials.userId, users.id))
-      .where(
-        and(
-          eq(sessions.userAgentId, p("userAgentId")),
-          isNull(sessions.endedAt),
-          gt(sessions.idleExpiresAt, sql`${p("now")}::timestamptz`),
-          gt(sessions.absoluteExpiresAt, sql`${p("now")}::timestamptz`),
-          eq(users.locked, false),
-        ),
-      )
+      .where(and(eq(sessions.userAgentId, p("userAgentId")), sessionIsOpen(p("now")), eq(users.locked, false)))
       .orderBy(asc(users.username))
       .prepare(name),
   );
@@ -84,21 +90,13 @@ export async function liveSessions(db: Executor, userAgentId: string, now: Date)
  * would otherwise wait for the first. Undefined when no browser has this cookie.
  */
 export async function browserWithSessions(db: Executor, cookie: string, now: Date): Promise<{ id: string; sessions: SessionWithUser[] } | undefined> {
-  if (!cookie || cookie.length > 100) return undefined;
+  if (!isPlausibleCookie(cookie)) return undefined;
   const read = preparedRead(db, "sessions.browser", (p, name) =>
     db
       .select({ browser: userAgents.id, s: sessions, user: sessionUser })
       .from(userAgents)
       // A browser without a live session still comes back, as one row without one.
-      .leftJoin(
-        sessions,
-        and(
-          eq(sessions.userAgentId, userAgents.id),
-          isNull(sessions.endedAt),
-          gt(sessions.idleExpiresAt, sql`${p("now")}::timestamptz`),
-          gt(sessions.absoluteExpiresAt, sql`${p("now")}::timestamptz`),
-        ),
-      )
+      .leftJoin(sessions, and(eq(sessions.userAgentId, userAgents.id), sessionIsOpen(p("now"))))
       .leftJoin(users, and(eq(users.id, sessions.userId), eq(users.locked, false)))
       .leftJoin(passwordCredentials, eq(passwordCredentials.userId, users.id))
       .where(eq(userAgents.cookieHash, p("hash")))
@@ -233,7 +231,7 @@ export async function liveSessionsOfUser(db: Executor, userId: string, now: Date
   return db
     .select()
     .from(sessions)
-    .where(and(eq(sessions.userId, userId), isNull(sessions.endedAt), gt(sessions.idleExpiresAt, now), gt(sessions.absoluteExpiresAt, now)))
+    .where(and(eq(sessions.userId, userId), sessionIsOpen(now)))
     .orderBy(sql`${sessions.lastActiveAt} DESC`);
 }
 
