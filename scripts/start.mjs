@@ -3,6 +3,7 @@
 // between would die and leave it running); it passes them on to the server and exits with it.
 import { execFileSync, spawn } from "node:child_process";
 import { buildIsStale } from "./build-state.mjs";
+import { serverNodeArgs } from "./server-node-options.mjs";
 
 if (buildIsStale()) {
   console.log("Building Torii (first start, or sources changed)...");
@@ -10,7 +11,7 @@ if (buildIsStale()) {
 }
 // No --enable-source-maps by default: it slows every stack trace; NODE_OPTIONS=--enable-source-maps
 // turns it on (dist/server.mjs.map is built alongside).
-const child = spawn(process.execPath, ["dist/server.mjs"], {
+const child = spawn(process.execPath, [...serverNodeArgs(), "dist/server.mjs"], {
   stdio: "inherit",
   env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, NODE_ENV: "production" },
 });
