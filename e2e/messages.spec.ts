@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
 import { Secret, TOTP } from "otpauth";
 import { createUser, RelyingParty } from "./rp";
@@ -115,5 +116,31 @@ for (const locale of LOCALES) {
     await complete(page, "sign-out question", locale);
     await ctx.close();
     await other.close();
+  });
+}
+
+/**
+ * Runs of 25 or more letters, digits, spaces, commas and full stops from a catalog subtree: what
+ * would appear verbatim in a page's HTML if the subtree were sent (quotes, apostrophes and
+ * placeholders are escaped or filled in, so the runs stop at them).
+ */
+function sentences(tree: unknown): string[] {
+  if (typeof tree === "string") return tree.match(/[\p{L}\p{N} ,.]{25,}/gu) ?? [];
+  return tree && typeof tree === "object" ? Object.values(tree).flatMap(sentences) : [];
+}
+
+for (const locale of LOCALES) {
+  // Pages render their texts on the server; the browser gets only what a client component of the
+  // page translates (app/layout.tsx). The whole catalog used to come with every page.
+  test(`the login page sends the browser none of the console's, the account page's or the mails' texts in ${locale}`, async ({ page }) => {
+    const catalog = JSON.parse(fs.readFileSync(`messages/${locale}.json`, "utf8")) as Record<string, unknown>;
+    const res = await page.goto(rp.authorizeUrl({ ui_locales: locale }));
+    await expect(page.locator('input[name="loginName"]')).toBeVisible();
+    const html = await res!.text();
+    for (const namespace of ["console", "account", "mail"]) {
+      const texts = sentences(catalog[namespace]);
+      expect(texts.length, `${namespace} has sentences to look for`).toBeGreaterThan(5);
+      expect(texts.filter((t) => html.includes(t)), `${namespace} texts in the login page`).toEqual([]);
+    }
   });
 }

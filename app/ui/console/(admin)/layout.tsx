@@ -1,9 +1,11 @@
-import { getTranslations } from "next-intl/server";
+import { NextIntlClientProvider } from "next-intl";
+import { getMessages, getTranslations } from "next-intl/server";
 import { CONSOLE_PATH } from "@torii/core/console/client";
 import { requireAdmin } from "@/app/_server/console-next";
 import { torii } from "@torii/core/runtime";
 import { getSettings } from "@torii/core/store/settings";
 import { BrandMark } from "../../components/brand-mark";
+import { consoleClientMessages } from "../_components/client-messages";
 import { NavLink } from "../_components/nav-link";
 import "../console.css";
 
@@ -69,7 +71,7 @@ export default async function ConsoleLayout({ children }: { children: React.Reac
         </div>
       </aside>
       <main id="main" className="console-main" tabIndex={-1}>
-        {children}
+        <NextIntlClientProvider messages={consoleClientMessages(await getMessages())}>{children}</NextIntlClientProvider>
       </main>
     </div>
   );
