@@ -168,6 +168,22 @@ describe("userinfo refusals", () => {
     expect(repeated.status).toBe(400);
   });
 
+  it("a repeated parameter whose name is a line break or not ASCII: 400 invalid_request, the challenge within RFC 6750's characters", async () => {
+    for (const name of ["%0D%0A", "%FF%FE", "caf%C3%A9", "%22q%5C"]) {
+      const res = await fetch(t.baseUrl + "/oidc/v1/userinfo", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `${name}=1&${name}=2&access_token=abc`,
+      });
+      expect(res.status, name).toBe(400);
+      const body = (await res.json()) as { error: string; error_description: string };
+      expect(body.error).toBe("invalid_request");
+      expect(body.error_description).toContain("repeated");
+      const challenge = res.headers.get("www-authenticate")!;
+      expect(challenge).toMatch(/^Bearer realm="torii", error="invalid_request", error_description="[\x20\x21\x23-\x5b\x5d-\x7e]*repeated[\x20\x21\x23-\x5b\x5d-\x7e]*"$/);
+    }
+  });
+
   it("other methods: 405", async () => {
     expect((await userinfo({ method: "PUT" })).status).toBe(405);
   });

@@ -25,7 +25,11 @@ class BearerError extends Error {
   }
 
   response(): Response {
-    const q = (v: string) => `"${v.replace(/["\\]/g, "")}"`;
+    // RFC 6750 3: the challenge's values are limited to %x20-21 / %x23-5B / %x5D-7E. A description
+    // can name a request parameter, and so carry whatever the client sent (a line break, U+FFFD):
+    // quotes and backslashes are left out, other characters outside the set shown as "?". The JSON
+    // body carries the description unchanged.
+    const q = (v: string) => `"${v.replace(/["\\]/g, "").replace(/[^\x20-\x7e]/g, "?")}"`;
     const params = [`realm=${q("torii")}`];
     if (this.code) params.push(`error=${q(this.code)}`);
     if (this.description) params.push(`error_description=${q(this.description)}`);
