@@ -121,6 +121,14 @@ async function main() {
     await counting.proc.stop();
   }
 
+  // Resident memory under load: the highest reading of each server (every second while the
+  // scenarios run) and a reading after each scenario, to see whether it levels off or keeps growing.
+  const peakRss = Object.fromEntries(Object.keys(targets).map((k) => [k, idleRss[k]]));
+  const sampler = setInterval(() => {
+    for (const [k, t] of Object.entries(targets)) peakRss[k] = Math.max(peakRss[k] ?? 0, t.proc.rssMb() ?? 0);
+  }, 1000);
+  const rssAfterScenario = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
+
   const results = [];
   for (const s of scenarios) {
     const order = Object.keys(targets).filter((k) => !(k === "peer" && s.peerMissing));
@@ -150,10 +158,15 @@ async function main() {
     row.toriiPerLimitCpu = tt.torii?.cpuMsPerOp && tt.limit?.cpuMsPerOp ? tt.limit.cpuMsPerOp / tt.torii.cpuMsPerOp : null;
     results.push(row);
     printScenario(row);
+    for (const [k, t] of Object.entries(targets)) rssAfterScenario[k].push(t.proc.rssMb());
   }
+  clearInterval(sampler);
 
-  const rss = Object.fromEntries(Object.entries(targets).map(([k, t]) => [k, { idleMb: idleRss[k], afterLoadMb: t.proc.rssMb() }]));
-  log(`\nMemory (RSS, MB): ${Object.entries(rss).map(([k, v]) => `${LABEL[k]} ${v.idleMb} before load, ${v.afterLoadMb} after`).join("; ")}`);
+  const rss = Object.fromEntries(
+    Object.entries(targets).map(([k, t]) => [k, { idleMb: idleRss[k], afterLoadMb: t.proc.rssMb(), peakMb: peakRss[k], afterEachScenarioMb: rssAfterScenario[k] }]),
+  );
+  log(`\nMemory (RSS, MB): ${Object.entries(rss).map(([k, v]) => `${LABEL[k]} ${v.idleMb} before load, ${v.afterLoadMb} after (at most ${v.peakMb})`).join("; ")}`);
+  if (scenarios.length > 1) log(`RSS after each scenario (MB): ${Object.entries(rss).map(([k, v]) => `${LABEL[k]} ${v.afterEachScenarioMb.join(" · ")}`).join("; ")}`);
   log(`Load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   printSummary(results);
 
