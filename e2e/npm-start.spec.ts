@@ -31,7 +31,7 @@ test("SIGTERM to npm start: the request in flight is answered, then npm, its lau
     const server = childrenOf(launcher[0]!);
     expect(server).toHaveLength(1);
     // The server runs with V8's old generation bounded (scripts/server-node-options.mjs), as ps shows.
-    expect(fs.readFileSync(`/proc/${server[0]}/cmdline`, "utf8").split("\0")).toEqual([process.execPath, "--max-old-space-size=256", "dist/server.mjs", ""]);
+    expect(fs.readFileSync(`/proc/${server[0]}/cmdline`, "utf8").split("\0")).toEqual([process.execPath, "--max-old-space-size=384", "dist/server.mjs", ""]);
 
     const inFlight = slowPost(`http://127.0.0.1:${port}/oauth/v2/token`, "grant_type=client_credentials&client_id=nobody&client_secret=wrong-secret-value");
     await inFlight.sentHalf;

@@ -4,10 +4,10 @@ import { SERVER_OLD_SPACE_MB, serverNodeArgs } from "../scripts/server-node-opti
 
 /** The bound on V8's old generation that `npm start` and the bench give the server, unless the operator sets one. */
 describe("serverNodeArgs", () => {
-  it("bounds the old generation at 256 MB by default", () => {
-    expect(SERVER_OLD_SPACE_MB).toBe(256);
-    expect(serverNodeArgs({})).toEqual(["--max-old-space-size=256"]);
-    expect(serverNodeArgs({ NODE_OPTIONS: "--enable-source-maps" })).toEqual(["--max-old-space-size=256"]);
+  it("bounds the old generation at 384 MB by default", () => {
+    expect(SERVER_OLD_SPACE_MB).toBe(384);
+    expect(serverNodeArgs({})).toEqual(["--max-old-space-size=384"]);
+    expect(serverNodeArgs({ NODE_OPTIONS: "--enable-source-maps" })).toEqual(["--max-old-space-size=384"]);
   });
 
   it("adds nothing when NODE_OPTIONS sets the bound, in either spelling V8 accepts", () => {
