@@ -121,12 +121,9 @@ async function main() {
     await counting.proc.stop();
   }
 
-  // Resident memory under load: the highest reading of each server (every second while the
-  // scenarios run) and a reading after each scenario, to see whether it levels off or keeps growing.
-  const peakRss = Object.fromEntries(Object.keys(targets).map((k) => [k, idleRss[k]]));
-  const sampler = setInterval(() => {
-    for (const [k, t] of Object.entries(targets)) peakRss[k] = Math.max(peakRss[k] ?? 0, t.proc.rssMb() ?? 0);
-  }, 1000);
+  // Resident memory under load: each server's highest reading while it was measured (measure) and
+  // a reading after each scenario, to see whether it levels off or keeps growing.
+  const peakRss = { ...idleRss };
   const rssAfterScenario = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
 
   const results = [];
@@ -135,7 +132,11 @@ async function main() {
     const runs = Object.fromEntries(order.map((k) => [k, []]));
     const steps = Object.fromEntries(order.map((k) => [k, s.steps(targets[k])]));
     for (const k of order) if (opts.warmup > 0) await measure(targets[k], steps[k], opts.warmup);
-    for (const k of [...order, ...[...order].reverse()]) runs[k].push(await measure(targets[k], steps[k], opts.duration));
+    for (const k of [...order, ...[...order].reverse()]) {
+      const run = await measure(targets[k], steps[k], opts.duration);
+      peakRss[k] = Math.max(peakRss[k] ?? 0, run.peakRssMb ?? 0);
+      runs[k].push(run);
+    }
     const row = { scenario: s.id, title: s.title, stepsPerOp: steps[order[0]].length, roundTrips: roundTrips[s.id], targets: {} };
     for (const k of order) {
       const r = runs[k];
@@ -160,7 +161,6 @@ async function main() {
     printScenario(row);
     for (const [k, t] of Object.entries(targets)) rssAfterScenario[k].push(t.proc.rssMb());
   }
-  clearInterval(sampler);
 
   const rss = Object.fromEntries(
     Object.entries(targets).map(([k, t]) => [k, { idleMb: idleRss[k], afterLoadMb: t.proc.rssMb(), peakMb: peakRss[k], afterEachScenarioMb: rssAfterScenario[k] }]),
@@ -182,7 +182,16 @@ async function main() {
 async function measure(t, steps, duration) {
   const tally = { failed: 0, samples: [] };
   const cpuBefore = t.proc.cpuMs();
-  const r = await autocannon({ url: t.issuer, connections: opts.connections, duration, requests: loadRequests(steps, tally) });
+  // The server's resident memory while it is under load, read once a second (each reading scans
+  // /proc for its workers, on the load generator's thread).
+  let peakRssMb = t.proc.rssMb();
+  const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb ?? 0, t.proc.rssMb() ?? 0)), 1000);
+  let r;
+  try {
+    r = await autocannon({ url: t.issuer, connections: opts.connections, duration, requests: loadRequests(steps, tally) });
+  } finally {
+    clearInterval(sampler);
+  }
   const errors = tally.failed + r.errors + r.timeouts;
   const cpuAfter = t.proc.cpuMs();
   const ops = r.requests.total / steps.length;
@@ -192,6 +201,7 @@ async function measure(t, steps, duration) {
     requests: r.requests.total,
     p50: r.latency.p50,
     p99: r.latency.p99,
+    peakRssMb,
     errors,
     errorSamples: [...tally.samples, ...(r.errors ? [`${r.errors} socket errors`] : []), ...(r.timeouts ? [`${r.timeouts} timeouts`] : [])],
   };

@@ -1,9 +1,9 @@
-import fs from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
 import { Secret, TOTP } from "otpauth";
 import { createUser, RelyingParty } from "./rp";
 import { PASSWORD, signIn, uniqueName } from "./login-helpers";
 import { BASE_URL } from "./support";
+import { CATALOGS } from "../lib/i18n/messages";
 
 /**
  * Every login and account page is complete in every language. The test server shows a text
@@ -133,7 +133,7 @@ for (const locale of LOCALES) {
   // Pages render their texts on the server; the browser gets only what a client component of the
   // page translates (app/layout.tsx). The whole catalog used to come with every page.
   test(`the login page sends the browser none of the console's, the account page's or the mails' texts in ${locale}`, async ({ page }) => {
-    const catalog = JSON.parse(fs.readFileSync(`messages/${locale}.json`, "utf8")) as Record<string, unknown>;
+    const catalog = CATALOGS[locale];
     const res = await page.goto(rp.authorizeUrl({ ui_locales: locale }));
     await expect(page.locator('input[name="loginName"]')).toBeVisible();
     const html = await res!.text();
