@@ -23,6 +23,7 @@ test("SIGTERM to npm start: the request in flight is answered, then npm, its lau
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOSTNAME: "127.0.0.1", IDP_ISSUER: `http://127.0.0.1:${port}`, IDP_DATA_DIR: dataDir, IDP_LOG_LEVEL: "warn" };
   delete env.DATABASE_URL;
   delete env.IDP_ADMIN_PAT;
+  delete env.UV_THREADPOOL_SIZE;
   const npm = spawn("npm", ["start"], { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   try {
     await printed(npm, "Torii is running.", 150_000);
@@ -32,6 +33,9 @@ test("SIGTERM to npm start: the request in flight is answered, then npm, its lau
     expect(server).toHaveLength(1);
     // The server runs with V8's old generation bounded (scripts/server-node-options.mjs), as ps shows.
     expect(fs.readFileSync(`/proc/${server[0]}/cmdline`, "utf8").split("\0")).toEqual([process.execPath, "--max-old-space-size=384", "dist/server.mjs", ""]);
+    // ...and with libuv's thread pool, where it signs tokens, sized by the machine's cores (at least 2).
+    const environ = fs.readFileSync(`/proc/${server[0]}/environ`, "utf8").split("\0");
+    expect(environ).toContain(`UV_THREADPOOL_SIZE=${Math.max(2, os.availableParallelism())}`);
 
     const inFlight = slowPost(`http://127.0.0.1:${port}/oauth/v2/token`, "grant_type=client_credentials&client_id=nobody&client_secret=wrong-secret-value");
     await inFlight.sentHalf;

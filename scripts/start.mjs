@@ -3,7 +3,7 @@
 // between would die and leave it running); it passes them on to the server and exits with it.
 import { execFileSync, spawn } from "node:child_process";
 import { buildIsStale } from "./build-state.mjs";
-import { serverNodeArgs } from "./server-node-options.mjs";
+import { serverEnv, serverNodeArgs } from "./server-node-options.mjs";
 
 if (buildIsStale()) {
   console.log("Building Torii (first start, or sources changed)...");
@@ -13,7 +13,7 @@ if (buildIsStale()) {
 // turns it on (dist/server.mjs.map is built alongside).
 const child = spawn(process.execPath, [...serverNodeArgs(), "dist/server.mjs"], {
   stdio: "inherit",
-  env: { NEXT_TELEMETRY_DISABLED: "1", ...process.env, NODE_ENV: "production" },
+  env: serverEnv({ NEXT_TELEMETRY_DISABLED: "1", ...process.env, NODE_ENV: "production" }),
 });
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => child.kill(sig));
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -7,7 +7,7 @@ import path from "node:path";
 import pg from "pg";
 import { basic, CookieJar, codeFrom, FORM, json, PKCE_CHALLENGE, PKCE_VERIFIER } from "./http.mjs";
 import { onCleanup, startNode } from "./processes.mjs";
-import { serverNodeArgs } from "../../scripts/server-node-options.mjs";
+import { serverEnv, serverNodeArgs } from "../../scripts/server-node-options.mjs";
 
 export const REDIRECT = "http://127.0.0.1:9/cb";
 export const PASSWORD = "correct horse battery staple";
@@ -56,7 +56,7 @@ export async function startTorii({ root, port, databaseUrl, nodeArgs = [], count
   if (!countRoundTrips) delete env.IDP_DEBUG_DB_ROUND_TRIPS;
   if (databaseUrl) env.DATABASE_URL = await freshPgDatabase(databaseUrl);
   // As `npm start` runs it (scripts/server-node-options.mjs), with the bench's own options (--cpu-prof).
-  const proc = await startNode(label, [...serverNodeArgs(env), ...nodeArgs, "dist/server.mjs"], { cwd: root, env, readyUrl: issuer + "/readyz" });
+  const proc = await startNode(label, [...serverNodeArgs(env), ...nodeArgs, "dist/server.mjs"], { cwd: root, env: serverEnv(env), readyUrl: issuer + "/readyz" });
   const api = async (method, p, body) => {
     const res = await fetch(issuer + "/management/v1" + p, {
       method,
