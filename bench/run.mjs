@@ -145,6 +145,8 @@ async function main() {
         p50: r.reduce((a, x) => a + x.p50, 0) / r.length,
         p99: Math.max(...r.map((x) => x.p99)),
         cpuMsPerOp: r.every((x) => x.cpuMsPerOp != null) ? r.reduce((a, x) => a + x.cpuMsPerOp, 0) / r.length : null,
+        // Torii on PostgreSQL: that server's CPU time per operation (targets.mjs, dbCpuMs).
+        dbCpuMsPerOp: r.every((x) => x.dbCpuMsPerOp != null) ? r.reduce((a, x) => a + x.dbCpuMsPerOp, 0) / r.length : null,
         errors: r.reduce((a, x) => a + x.errors, 0),
         errorSamples: r.flatMap((x) => x.errorSamples).slice(0, 3),
         runs: r,
@@ -157,6 +159,10 @@ async function main() {
     // The same ratio from CPU time per operation (peer's over Torii's: above 1 means Torii needs less).
     row.toriiPerPeerCpu = tt.torii?.cpuMsPerOp && tt.peer?.cpuMsPerOp ? tt.peer.cpuMsPerOp / tt.torii.cpuMsPerOp : null;
     row.toriiPerLimitCpu = tt.torii?.cpuMsPerOp && tt.limit?.cpuMsPerOp ? tt.limit.cpuMsPerOp / tt.torii.cpuMsPerOp : null;
+    // ...and counting Torii's PostgreSQL server with it, since the peer and the limit keep everything in memory.
+    const withDb = tt.torii?.cpuMsPerOp && tt.torii.dbCpuMsPerOp != null ? tt.torii.cpuMsPerOp + tt.torii.dbCpuMsPerOp : null;
+    row.toriiWithDbPerPeerCpu = withDb && tt.peer?.cpuMsPerOp ? tt.peer.cpuMsPerOp / withDb : null;
+    row.toriiWithDbPerLimitCpu = withDb && tt.limit?.cpuMsPerOp ? tt.limit.cpuMsPerOp / withDb : null;
     results.push(row);
     printScenario(row);
     for (const [k, t] of Object.entries(targets)) rssAfterScenario[k].push(t.proc.rssMb());
@@ -182,6 +188,7 @@ async function main() {
 async function measure(t, steps, duration) {
   const tally = { failed: 0, samples: [] };
   const cpuBefore = t.proc.cpuMs();
+  const dbCpuBefore = t.dbCpuMs?.();
   // The server's resident memory while it is under load, read once a second (each reading scans
   // /proc for its workers, on the load generator's thread).
   let peakRssMb = t.proc.rssMb();
@@ -194,9 +201,11 @@ async function measure(t, steps, duration) {
   }
   const errors = tally.failed + r.errors + r.timeouts;
   const cpuAfter = t.proc.cpuMs();
+  const dbCpuAfter = t.dbCpuMs?.();
   const ops = r.requests.total / steps.length;
   return {
     cpuMsPerOp: cpuBefore == null || cpuAfter == null || !ops ? null : (cpuAfter - cpuBefore) / ops,
+    dbCpuMsPerOp: dbCpuBefore == null || dbCpuAfter == null || !ops ? null : (dbCpuAfter - dbCpuBefore) / ops,
     opsPerSec: r.requests.total / steps.length / r.duration,
     requests: r.requests.total,
     p50: r.latency.p50,
@@ -215,8 +224,11 @@ function table(rows) {
 function printScenario(row) {
   const unit = row.stepsPerOp > 1 ? "flows/s" : "req/s";
   log(`\n== ${row.scenario}: ${row.title}`);
-  const rows = [["server", unit, "p50 ms", "p99 ms", "errors", "CPU ms/op"]];
-  for (const [k, v] of Object.entries(row.targets)) rows.push([LABEL[k], fmt(v.opsPerSec), fmt(v.p50, 1), fmt(v.p99, 1), fmt(v.errors), fmt(v.cpuMsPerOp, 2)]);
+  const withDb = Object.values(row.targets).some((v) => v.dbCpuMsPerOp != null);
+  const rows = [["server", unit, "p50 ms", "p99 ms", "errors", "CPU ms/op", ...(withDb ? ["PostgreSQL CPU ms/op"] : [])]];
+  for (const [k, v] of Object.entries(row.targets)) {
+    rows.push([LABEL[k], fmt(v.opsPerSec), fmt(v.p50, 1), fmt(v.p99, 1), fmt(v.errors), fmt(v.cpuMsPerOp, 2), ...(withDb ? [fmt(v.dbCpuMsPerOp, 2)] : [])]);
+  }
   log(table(rows));
   const ratios = [];
   if (row.toriiPerPeer != null) ratios.push(`Torii/peer ${fmt(row.toriiPerPeer, 2)}`);
@@ -225,14 +237,19 @@ function printScenario(row) {
   if (row.toriiPerPeerCpu != null || row.toriiPerLimitCpu != null) {
     ratios.push(`by CPU time per op: Torii/peer ${fmt(row.toriiPerPeerCpu, 2)}, Torii/limit ${fmt(row.toriiPerLimitCpu, 2)}`);
   }
+  if (row.toriiWithDbPerPeerCpu != null || row.toriiWithDbPerLimitCpu != null) {
+    ratios.push(`with Torii's PostgreSQL server: Torii/peer ${fmt(row.toriiWithDbPerPeerCpu, 2)}, Torii/limit ${fmt(row.toriiWithDbPerLimitCpu, 2)}`);
+  }
   if (ratios.length) log(ratios.join(", "));
   if (row.roundTrips) log(`Torii database round trips per ${row.stepsPerOp > 1 ? "flow" : "request"}: ${row.roundTrips.map((r) => `${r.step} ${r.count}`).join(" + ")}`);
   for (const [k, v] of Object.entries(row.targets)) if (v.errors) log(`  ${LABEL[k]} errors (status or answer not the expected success), e.g.: ${v.errorSamples.join(" | ")}`);
 }
 
 function printSummary(results) {
-  log("\n== Summary (ops/s; ratios of ops/s, and of CPU ms per op; p99 ms; errors; Torii's database round trips per op)");
-  const rows = [["scenario", "Torii", "peer", "limit", "Torii/peer", "Torii/limit", "CPU T/p", "CPU T/l", "Torii p99", "errors", "DB trips"]];
+  // On PostgreSQL: the CPU ratio to the peer again, with Torii's database server's CPU time added to Torii's.
+  const withDb = results.some((r) => r.toriiWithDbPerPeerCpu != null);
+  log(`\n== Summary (ops/s; ratios of ops/s, and of CPU ms per op${withDb ? ", also with Torii's PostgreSQL server's (T+db)" : ""}; p99 ms; errors; Torii's database round trips per op)`);
+  const rows = [["scenario", "Torii", "peer", "limit", "Torii/peer", "Torii/limit", "CPU T/p", "CPU T/l", ...(withDb ? ["CPU T+db/p"] : []), "Torii p99", "errors", "DB trips"]];
   for (const r of results) {
     const t = r.targets;
     rows.push([
@@ -244,6 +261,7 @@ function printSummary(results) {
       r.toriiPerLimit == null ? "–" : fmt(r.toriiPerLimit, 2),
       r.toriiPerPeerCpu == null ? (r.peerMissing ? "n/a" : "–") : fmt(r.toriiPerPeerCpu, 2),
       r.toriiPerLimitCpu == null ? "–" : fmt(r.toriiPerLimitCpu, 2),
+      ...(withDb ? [r.toriiWithDbPerPeerCpu == null ? (r.peerMissing ? "n/a" : "–") : fmt(r.toriiWithDbPerPeerCpu, 2)] : []),
       fmt(t.torii?.p99, 1),
       fmt(Object.values(t).reduce((a, v) => a + v.errors, 0)),
       r.roundTrips ? r.roundTrips.map((x) => x.count).join("+") : "–",

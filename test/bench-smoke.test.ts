@@ -27,24 +27,28 @@ if (skipReason) console.log(`bench smoke test skipped: ${skipReason}`);
 
 const SCENARIOS = ["cc_jwt", "cc_opaque", "refresh", "introspect_opaque", "introspect_jwt", "userinfo", "code_flow", "jwks", "discovery"];
 
+/** `node bench/run.mjs <args>`, its exit code and everything it printed. */
+function bench(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["bench/run.mjs", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.on("exit", (code) => {
+      resolve({ code, out });
+    });
+  });
+}
+
 describe.skipIf(Boolean(skipReason))("npm run bench (smoke)", () => {
   it("runs every scenario on Torii, node-oidc-provider and the limit server and prints the table", { timeout: 15 * 60_000 }, async () => {
     const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "torii-bench-smoke-")), "result.json");
     const port = process.env.BENCH_SMOKE_PORT ?? "3270";
-    const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, ["bench/run.mjs", "--duration=1", "--warmup=0", "--connections=4", `--port=${port}`, `--json=${json}`], {
-        env: { ...process.env, DATABASE_URL: "" },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-      child.stderr.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-      child.on("exit", (code) => { resolve({ code, out }); });
-    });
+    const { code, out } = await bench(["--duration=1", "--warmup=0", "--connections=4", `--port=${port}`, `--json=${json}`], { DATABASE_URL: "" });
     expect(out, out).toContain("Every scenario answered correctly on every server");
     expect(code, out).toBe(0);
     const summary = out.slice(out.indexOf("== Summary"));
@@ -56,6 +60,27 @@ describe.skipIf(Boolean(skipReason))("npm run bench (smoke)", () => {
       expect(r.targets.torii.opsPerSec).toBeGreaterThan(0);
       expect(r.roundTrips.every((x: { count: number }) => Number.isInteger(x.count))).toBe(true);
     }
+    fs.rmSync(path.dirname(json), { recursive: true, force: true });
+  });
+
+  // On PostgreSQL the database's work happens in another process; the bench counts that server's
+  // CPU time per operation too, and the CPU ratio with it (bench/lib/targets.mjs, dbCpuMs).
+  it.skipIf(!process.env.TEST_DATABASE_URL)("on PostgreSQL, prints the database server's CPU time per operation and the ratio counting it", { timeout: 10 * 60_000 }, async () => {
+    const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "torii-bench-smoke-")), "result.json");
+    const port = Number(process.env.BENCH_SMOKE_PORT ?? "3270") + 20;
+    const { code, out } = await bench(["--db=pg", "--scenario=refresh", "--targets=torii,peer", "--no-round-trips", "--duration=1", "--warmup=0", "--connections=4", `--port=${port}`, `--json=${json}`], {
+      DATABASE_URL: process.env.TEST_DATABASE_URL!,
+    });
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/server\s+req\/s\s+p50 ms\s+p99 ms\s+errors\s+CPU ms\/op\s+PostgreSQL CPU ms\/op/);
+    expect(out).toMatch(/^Torii\s+[\d,]+\s+[\d.]+\s+[\d.]+\s+0\s+\d+\.\d\d\s+\d+\.\d\d$/m);
+    expect(out).toMatch(/with Torii's PostgreSQL server: Torii\/peer \d+\.\d\d/);
+    const [row] = JSON.parse(fs.readFileSync(json, "utf8")).results;
+    // A refresh writes: the database server did some work for each one, and less than a second's.
+    expect(row.targets.torii.dbCpuMsPerOp).toBeGreaterThan(0);
+    expect(row.targets.torii.dbCpuMsPerOp).toBeLessThan(1000);
+    expect(row.targets.peer.dbCpuMsPerOp).toBeNull();
+    expect(row.toriiWithDbPerPeerCpu).toBeLessThan(row.toriiPerPeerCpu);
     fs.rmSync(path.dirname(json), { recursive: true, force: true });
   });
 });

@@ -69,27 +69,42 @@ export async function startNode(name, args, { env, cwd, readyLine, readyUrl, tim
       });
       return kb[0] == null ? null : Math.round(kb.reduce((a, x) => a + (x ?? 0), 0) / 1024);
     },
-    /**
-     * CPU time (user + system, all threads) the process has used, in ms, from /proc (Linux), or
-     * null elsewhere. Per operation it is a figure a busy shared machine distorts much less than
-     * req/s: waiting for a core costs latency, not CPU time.
-     */
+    /** CPU time the process and its workers have used, in ms (treeCpuMs). */
     cpuMs() {
-      // The process and its live descendants: workers replaced during a run would lose their share.
-      const ms = [child.pid, ...descendants(child.pid)].map((pid) => {
-        try {
-          const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-          const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-          return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
-        } catch {
-          return null;
-        }
-      });
-      return ms[0] == null ? null : ms.reduce((a, x) => a + (x ?? 0), 0);
+      return treeCpuMs(child.pid);
     },
     stop: () => stopChild(child, exited),
     stderrTail: () => stderr.join(""),
   };
+}
+
+/**
+ * CPU time (user + system, all threads) used by `pid` and its live descendants, in ms, from /proc
+ * (Linux); null when `pid` cannot be read (elsewhere, or another machine's process). Per operation
+ * it is a figure a busy shared machine distorts much less than req/s: waiting for a core costs
+ * latency, not CPU time. Descendants replaced during a run (a restarted worker) lose their share.
+ */
+export function treeCpuMs(pid) {
+  const ms = [pid, ...descendants(pid)].map((p) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+    } catch {
+      return null;
+    }
+  });
+  return ms[0] == null ? null : ms.reduce((a, x) => a + (x ?? 0), 0);
+}
+
+/** The parent of `pid` (Linux /proc), or null when it cannot be read. */
+export function parentPid(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return null;
+  }
 }
 
 async function stopChild(child, exited) {

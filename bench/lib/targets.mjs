@@ -6,18 +6,34 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { basic, CookieJar, codeFrom, FORM, json, PKCE_CHALLENGE, PKCE_VERIFIER } from "./http.mjs";
-import { onCleanup, startNode } from "./processes.mjs";
+import { onCleanup, parentPid, startNode, treeCpuMs } from "./processes.mjs";
 import { serverEnv, serverNodeArgs } from "../../scripts/server-node-options.mjs";
 
 export const REDIRECT = "http://127.0.0.1:9/cb";
 export const PASSWORD = "correct horse battery staple";
 
-/** A fresh database on the server of `serverUrl`, dropped at the end. */
+function isPostgresProcess(pid) {
+  try {
+    return /^postgres/.test(fs.readFileSync(`/proc/${pid}/comm`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A fresh database on the server of `serverUrl`, dropped at the end, and the process id of that
+ * server's postmaster when it runs on this machine (the parent of this connection's backend, read
+ * from /proc; null otherwise).
+ */
 async function freshPgDatabase(serverUrl) {
   const name = `torii_bench_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
+  const backend = (await admin.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+  // A server in a container or on another machine numbers its processes otherwise: the id is
+  // trusted only when this machine's process of that number is a PostgreSQL one.
+  const postmaster = isPostgresProcess(backend) ? parentPid(backend) : null;
   await admin.end();
   onCleanup(async () => {
     const c = new pg.Client({ connectionString: serverUrl });
@@ -27,7 +43,7 @@ async function freshPgDatabase(serverUrl) {
   });
   const u = new URL(serverUrl);
   u.pathname = "/" + name;
-  return u.href;
+  return { url: u.href, postmaster };
 }
 
 /**
@@ -54,7 +70,11 @@ export async function startTorii({ root, port, databaseUrl, nodeArgs = [], count
   };
   delete env.DATABASE_URL;
   if (!countRoundTrips) delete env.IDP_DEBUG_DB_ROUND_TRIPS;
-  if (databaseUrl) env.DATABASE_URL = await freshPgDatabase(databaseUrl);
+  let database;
+  if (databaseUrl) {
+    database = await freshPgDatabase(databaseUrl);
+    env.DATABASE_URL = database.url;
+  }
   // As `npm start` runs it (scripts/server-node-options.mjs), with the bench's own options (--cpu-prof).
   const proc = await startNode(label, [...serverNodeArgs(env), ...nodeArgs, "dist/server.mjs"], { cwd: root, env: serverEnv(env), readyUrl: issuer + "/readyz" });
   const api = async (method, p, body) => {
@@ -82,7 +102,11 @@ export async function startTorii({ root, port, databaseUrl, nodeArgs = [], count
     web: await client("web", { redirectUris: [REDIRECT], grantTypes: ["authorization_code", "refresh_token"], responseTypes: ["code"], accessTokenType: "opaque" }),
   };
   await api("POST", "/users", { username: "bench", email: "bench@example.com", emailVerified: true, givenName: "Bench", familyName: "User", password: PASSWORD });
-  return { name: "torii", proc, issuer, clients, signIn: toriiSignIn };
+  // On PostgreSQL the database's work is another process's CPU time: that server's (the postmaster
+  // and every backend and helper process under it) when it runs on this machine. Everything on
+  // that server counts, so nothing else should use it during a run.
+  const dbCpuMs = database?.postmaster ? () => treeCpuMs(database.postmaster) : undefined;
+  return { name: "torii", proc, issuer, clients, signIn: toriiSignIn, dbCpuMs };
 }
 
 export async function startPeer({ root, port }) {
