@@ -21,7 +21,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { buildIsStale } from "../scripts/build-state.mjs";
-import { isStopping, stopAll } from "./lib/processes.mjs";
+import { cpuMsBetween, isStopping, stopAll } from "./lib/processes.mjs";
 import { loadRequests, probe, SCENARIOS } from "./lib/scenarios.mjs";
 import { prepare, startLimit, startPeer, startTorii } from "./lib/targets.mjs";
 
@@ -145,7 +145,7 @@ async function main() {
         p50: r.reduce((a, x) => a + x.p50, 0) / r.length,
         p99: Math.max(...r.map((x) => x.p99)),
         cpuMsPerOp: r.every((x) => x.cpuMsPerOp != null) ? r.reduce((a, x) => a + x.cpuMsPerOp, 0) / r.length : null,
-        // Torii on PostgreSQL: that server's CPU time per operation (targets.mjs, dbCpuMs).
+        // Torii on PostgreSQL: that server's CPU time per operation (targets.mjs, dbCpu).
         dbCpuMsPerOp: r.every((x) => x.dbCpuMsPerOp != null) ? r.reduce((a, x) => a + x.dbCpuMsPerOp, 0) / r.length : null,
         errors: r.reduce((a, x) => a + x.errors, 0),
         errorSamples: r.flatMap((x) => x.errorSamples).slice(0, 3),
@@ -188,7 +188,7 @@ async function main() {
 async function measure(t, steps, duration) {
   const tally = { failed: 0, samples: [] };
   const cpuBefore = t.proc.cpuMs();
-  const dbCpuBefore = t.dbCpuMs?.();
+  const dbCpuBefore = t.dbCpu?.();
   // The server's resident memory while it is under load, read once a second (each reading scans
   // /proc for its workers, on the load generator's thread).
   let peakRssMb = t.proc.rssMb();
@@ -201,11 +201,11 @@ async function measure(t, steps, duration) {
   }
   const errors = tally.failed + r.errors + r.timeouts;
   const cpuAfter = t.proc.cpuMs();
-  const dbCpuAfter = t.dbCpuMs?.();
+  const dbCpuAfter = t.dbCpu?.();
   const ops = r.requests.total / steps.length;
   return {
     cpuMsPerOp: cpuBefore == null || cpuAfter == null || !ops ? null : (cpuAfter - cpuBefore) / ops,
-    dbCpuMsPerOp: dbCpuBefore == null || dbCpuAfter == null || !ops ? null : (dbCpuAfter - dbCpuBefore) / ops,
+    dbCpuMsPerOp: dbCpuBefore == null || dbCpuAfter == null || !ops ? null : cpuMsBetween(dbCpuBefore, dbCpuAfter) / ops,
     opsPerSec: r.requests.total / steps.length / r.duration,
     requests: r.requests.total,
     p50: r.latency.p50,

@@ -64,7 +64,7 @@ describe.skipIf(Boolean(skipReason))("npm run bench (smoke)", () => {
   });
 
   // On PostgreSQL the database's work happens in another process; the bench counts that server's
-  // CPU time per operation too, and the CPU ratio with it (bench/lib/targets.mjs, dbCpuMs).
+  // CPU time per operation too, and the CPU ratio with it (bench/lib/targets.mjs, dbCpu).
   it.skipIf(!process.env.TEST_DATABASE_URL)("on PostgreSQL, prints the database server's CPU time per operation and the ratio counting it", { timeout: 10 * 60_000 }, async () => {
     const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "torii-bench-smoke-")), "result.json");
     const port = Number(process.env.BENCH_SMOKE_PORT ?? "3270") + 20;

@@ -84,17 +84,39 @@ export async function startNode(name, args, { env, cwd, readyLine, readyUrl, tim
  * it is a figure a busy shared machine distorts much less than req/s: waiting for a core costs
  * latency, not CPU time. Descendants replaced during a run (a restarted worker) lose their share.
  */
-export function treeCpuMs(pid) {
-  const ms = [pid, ...descendants(pid)].map((p) => {
+function treeCpuMs(pid) {
+  const each = cpuByProcess(pid);
+  return each && [...each.values()].reduce((a, x) => a + x, 0);
+}
+
+/** The CPU time of `pid` and of each of its live descendants, in ms, by process id; null when `pid` cannot be read. */
+export function cpuByProcess(pid) {
+  const each = new Map();
+  for (const p of [pid, ...descendants(pid)]) {
     try {
       const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
       const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+      each.set(p, ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS);
     } catch {
-      return null;
+      if (p === pid) return null;
     }
-  });
-  return ms[0] == null ? null : ms.reduce((a, x) => a + (x ?? 0), 0);
+  }
+  return each;
+}
+
+/**
+ * The CPU time used between two `cpuByProcess` readings: what each process used since the first,
+ * all of it for a process that started since (or whose id was reused: its time went down). A
+ * process that exited in between is left out, rather than taking the time it had before off the
+ * sum (a pool's idle connections close on their own).
+ */
+export function cpuMsBetween(before, after) {
+  let ms = 0;
+  for (const [pid, now] of after) {
+    const then = before.get(pid);
+    ms += then === undefined || now < then ? now : now - then;
+  }
+  return ms;
 }
 
 /** The parent of `pid` (Linux /proc), or null when it cannot be read. */

@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { basic, CookieJar, codeFrom, FORM, json, PKCE_CHALLENGE, PKCE_VERIFIER } from "./http.mjs";
-import { onCleanup, parentPid, startNode, treeCpuMs } from "./processes.mjs";
+import { cpuByProcess, onCleanup, parentPid, startNode } from "./processes.mjs";
 import { serverEnv, serverNodeArgs } from "../../scripts/server-node-options.mjs";
 
 export const REDIRECT = "http://127.0.0.1:9/cb";
@@ -105,8 +105,8 @@ export async function startTorii({ root, port, databaseUrl, nodeArgs = [], count
   // On PostgreSQL the database's work is another process's CPU time: that server's (the postmaster
   // and every backend and helper process under it) when it runs on this machine. Everything on
   // that server counts, so nothing else should use it during a run.
-  const dbCpuMs = database?.postmaster ? () => treeCpuMs(database.postmaster) : undefined;
-  return { name: "torii", proc, issuer, clients, signIn: toriiSignIn, dbCpuMs };
+  const dbCpu = database?.postmaster ? () => cpuByProcess(database.postmaster) : undefined;
+  return { name: "torii", proc, issuer, clients, signIn: toriiSignIn, dbCpu };
 }
 
 export async function startPeer({ root, port }) {
