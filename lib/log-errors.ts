@@ -12,16 +12,19 @@ export function errorForLog(err: unknown): unknown {
   if (!(err instanceof Error)) return err;
   const db = databaseError(err);
   if (!db) return stdSerializers.err(err);
-  const cause = db.cause as { code?: unknown; constraint?: unknown; table?: unknown; constructor?: { name?: string } } | undefined;
+  const cause = db.cause as { code?: unknown; constructor?: { name?: string } } | undefined;
   const source = (cause && typeof cause === "object" ? cause : db) as Record<string, unknown>;
+  // node-postgres and PGlite name them `constraint` and `table`, postgres.js `constraint_name` and `table_name`.
+  const constraint = source.constraint ?? source.constraint_name;
+  const table = source.table ?? source.table_name;
   return {
     type: err.constructor.name,
     ...(db !== err ? { causeType: db.constructor.name } : {}),
     ...(cause && typeof cause === "object" && cause.constructor?.name ? { dbError: cause.constructor.name } : {}),
     query: queryName(typeof db.query === "string" ? db.query : undefined),
     code: typeof source.code === "string" ? source.code : undefined,
-    constraint: typeof source.constraint === "string" ? source.constraint : undefined,
-    table: typeof source.table === "string" ? source.table : undefined,
+    constraint: typeof constraint === "string" ? constraint : undefined,
+    table: typeof table === "string" ? table : undefined,
     stack: framesOnly(err.stack),
   };
 }

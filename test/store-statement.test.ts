@@ -2,7 +2,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { drizzle } from "drizzle-orm/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StatementNames, type Executor } from "@/lib/db/client";
+import type { Executor } from "@/lib/db/client";
 import { PgliteClient } from "@/lib/db/pglite-client";
 import { startPgliteThread } from "@/lib/db/pglite-thread";
 import { insertRow, statement } from "@/lib/store/statement";
@@ -83,19 +83,5 @@ describe("store statements from templates", () => {
 
   it("refuses a table whose columns have JavaScript-side defaults, which a template would freeze", () => {
     expect(() => insertRow(db, withJsDefault, {})).toThrow(/JavaScript-side default/);
-  });
-});
-
-describe("names of the batched statements on PostgreSQL", () => {
-  it("gives each text one name for good, and sends texts past the cap unnamed", () => {
-    const names = new StatementNames(2);
-    const a = names.nameOf("SELECT 1");
-    const b = names.nameOf("SELECT 2");
-    expect(a).toBeDefined();
-    expect(b).toBeDefined();
-    expect(a).not.toBe(b);
-    expect(names.nameOf("SELECT 1")).toBe(a);
-    expect(names.nameOf("SELECT 3")).toBeUndefined();
-    expect(names.nameOf("SELECT 2")).toBe(b);
   });
 });
