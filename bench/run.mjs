@@ -187,7 +187,7 @@ async function main() {
 /** One autocannon run; ops are whole scenario iterations (the code flow is two requests). */
 async function measure(t, steps, duration) {
   const tally = { failed: 0, samples: [] };
-  const cpuBefore = t.proc.cpuMs();
+  const cpuBefore = t.proc.cpu();
   const dbCpuBefore = t.dbCpu?.();
   // The server's resident memory while it is under load, read once a second (each reading scans
   // /proc for its workers, on the load generator's thread).
@@ -200,12 +200,13 @@ async function measure(t, steps, duration) {
     clearInterval(sampler);
   }
   const errors = tally.failed + r.errors + r.timeouts;
-  const cpuAfter = t.proc.cpuMs();
+  const cpuAfter = t.proc.cpu();
   const dbCpuAfter = t.dbCpu?.();
   const ops = r.requests.total / steps.length;
+  const perOp = (before, after) => (before == null || after == null || !ops ? null : cpuMsBetween(before, after) / ops);
   return {
-    cpuMsPerOp: cpuBefore == null || cpuAfter == null || !ops ? null : (cpuAfter - cpuBefore) / ops,
-    dbCpuMsPerOp: dbCpuBefore == null || dbCpuAfter == null || !ops ? null : cpuMsBetween(dbCpuBefore, dbCpuAfter) / ops,
+    cpuMsPerOp: perOp(cpuBefore, cpuAfter),
+    dbCpuMsPerOp: perOp(dbCpuBefore, dbCpuAfter),
     opsPerSec: r.requests.total / steps.length / r.duration,
     requests: r.requests.total,
     p50: r.latency.p50,

@@ -69,37 +69,25 @@ export async function startNode(name, args, { env, cwd, readyLine, readyUrl, tim
       });
       return kb[0] == null ? null : Math.round(kb.reduce((a, x) => a + (x ?? 0), 0) / 1024);
     },
-    /** CPU time the process and its workers have used, in ms (treeCpuMs). */
-    cpuMs() {
-      return treeCpuMs(child.pid);
-    },
+    /** CPU time the process and its workers have used, by process (cpuByProcess; cpuMsBetween subtracts two). */
+    cpu: () => cpuByProcess(child.pid),
     stop: () => stopChild(child, exited),
     stderrTail: () => stderr.join(""),
   };
 }
 
 /**
- * CPU time (user + system, all threads) used by `pid` and its live descendants, in ms, from /proc
- * (Linux); null when `pid` cannot be read (elsewhere, or another machine's process). Per operation
- * it is a figure a busy shared machine distorts much less than req/s: waiting for a core costs
- * latency, not CPU time. Descendants replaced during a run (a restarted worker) lose their share.
+ * The CPU time (user + system, all threads) of `pid` and of each of its live descendants, in ms,
+ * by process id, from /proc (Linux); null when `pid` cannot be read (elsewhere, or another
+ * machine's process). Per operation it is a figure a busy shared machine distorts much less than
+ * req/s: waiting for a core costs latency, not CPU time.
  */
-function treeCpuMs(pid) {
-  const each = cpuByProcess(pid);
-  return each && [...each.values()].reduce((a, x) => a + x, 0);
-}
-
-/** The CPU time of `pid` and of each of its live descendants, in ms, by process id; null when `pid` cannot be read. */
 export function cpuByProcess(pid) {
   const each = new Map();
   for (const p of [pid, ...descendants(pid)]) {
-    try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      each.set(p, ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS);
-    } catch {
-      if (p === pid) return null;
-    }
+    const f = statFields(p);
+    if (f) each.set(p, ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS);
+    else if (p === pid) return null;
   }
   return each;
 }
@@ -121,9 +109,19 @@ export function cpuMsBetween(before, after) {
 
 /** The parent of `pid` (Linux /proc), or null when it cannot be read. */
 export function parentPid(pid) {
+  const f = statFields(pid);
+  return f ? Number(f[1]) : null;
+}
+
+/**
+ * The fields of /proc/<pid>/stat after the command name (f[0] is the state, f[1] the parent,
+ * f[11] and f[12] user and system time in clock ticks), or null when it cannot be read. The name
+ * is in parentheses and may hold spaces, so the fields start after the last ")".
+ */
+function statFields(pid) {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return null;
   }
@@ -141,14 +139,7 @@ async function stopChild(child, exited) {
 function descendants(pid) {
   let parents;
   try {
-    parents = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map((d) => {
-      try {
-        const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8");
-        return [Number(d), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])];
-      } catch {
-        return [Number(d), -1];
-      }
-    });
+    parents = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map((d) => [Number(d), parentPid(Number(d)) ?? -1]);
   } catch {
     return [];
   }

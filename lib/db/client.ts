@@ -100,7 +100,7 @@ function openPostgres(url: string, counter?: RoundTripCounter): Database {
         exec: async (text) => {
           await reserved.unsafe(text);
         },
-        query: async <T,>(text: string, params?: unknown[]) => [...(await reserved.unsafe(text, (params ?? []) as never[]))] as T[],
+        query: async <T,>(text: string, params?: unknown[]) => (await reserved.unsafe(text, (params ?? []) as never[])) as unknown as T[],
         release: () => {
           reserved.release();
           return Promise.resolve();
@@ -110,8 +110,9 @@ function openPostgres(url: string, counter?: RoundTripCounter): Database {
     listen: (channel, onMessage, onLost) => listenOnOwnConnection(url, channel, onMessage, onLost),
     query: async (text, params) => {
       counter?.count();
-      // Prepared on each connection the first time (postgres.js names and keeps it).
-      return [...(await client.unsafe(text, params as never[], { prepare: true }))] as unknown[];
+      // Prepared on each connection the first time (postgres.js names and keeps it). Its rows
+      // are an array already (RowList extends Array): no copy on the write path.
+      return await client.unsafe(text, params as never[], { prepare: true });
     },
     close: () => client.end({ timeout: 5 }),
   };
