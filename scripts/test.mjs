@@ -22,7 +22,7 @@ async function run(name, cmd, args, env, reportFile, count) {
   const runId = randomUUID();
   const started = ticksSinceBoot();
   const r = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env, [MARKER]: runId } });
-  let counts = { passed: 0, failed: 0, skipped: 0 };
+  let counts = { passed: 0, failed: 0, skipped: 0, failures: [] };
   if (reportFile && fs.existsSync(reportFile)) counts = count(JSON.parse(fs.readFileSync(reportFile, "utf8")));
   const leftovers = await reapLeftovers(runId, started);
   for (const p of leftovers) console.error(`${name} left a process behind (killed): pid ${p.pid}: ${p.cmd}`);
@@ -31,15 +31,34 @@ async function run(name, cmd, args, env, reportFile, count) {
   results.push({ name, ...counts, ok });
 }
 
+// The summary names each failed test with its first error line, so that the tail of a CI log
+// (often all that is kept) says what failed, not only how many.
+const firstLine = (text) => String(text ?? "").replace(/\x1b\[[0-9;]*m/g, "").split("\n").find((l) => l.trim())?.trim().slice(0, 300) ?? "";
 const vitestCounts = (j) => ({
   passed: j.numPassedTests ?? 0,
   failed: j.numFailedTests ?? 0,
   skipped: (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0),
+  failures: (j.testResults ?? []).flatMap((file) => {
+    const path = file.name?.replace(`${process.cwd()}/`, "");
+    const tests = (file.assertionResults ?? []).filter((t) => t.status === "failed");
+    if (tests.length === 0 && file.status === "failed") return [`${path}: ${firstLine(file.message)}`];
+    return tests.map((t) => `${path} › ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+  }),
 });
+function playwrightFailures(suite, file) {
+  const here = suite.file ?? file;
+  const own = (suite.specs ?? []).flatMap((spec) =>
+    (spec.tests ?? [])
+      .filter((t) => t.status === "unexpected")
+      .map((t) => `${here}:${spec.line} › ${spec.title}: ${firstLine(t.results?.at(-1)?.error?.message)}`),
+  );
+  return [...own, ...(suite.suites ?? []).flatMap((s) => playwrightFailures(s, here))];
+}
 const playwrightCounts = (j) => ({
   passed: (j.stats?.expected ?? 0) + (j.stats?.flaky ?? 0),
   failed: j.stats?.unexpected ?? 0,
   skipped: j.stats?.skipped ?? 0,
+  failures: (j.suites ?? []).flatMap((s) => playwrightFailures(s, s.file)),
 });
 const vitest = (file) => ["node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", `--outputFile=${file}`];
 
@@ -84,7 +103,10 @@ await run(
 );
 
 console.log("\n=== Summary ===");
-for (const r of results) console.log(`${r.name}: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`);
+for (const r of results) {
+  console.log(`${r.name}: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`);
+  for (const f of r.failures ?? []) console.log(`  failed: ${f}`);
+}
 const total = results.reduce((a, r) => ({ passed: a.passed + r.passed, failed: a.failed + r.failed, skipped: a.skipped + r.skipped }), { passed: 0, failed: 0, skipped: 0 });
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(results.every((r) => r.ok) ? 0 : 1);
