@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/lib/db/client";
 import { updateSettings, getSettings } from "@/lib/store/settings";
 import { startTestInstance, type TestInstance } from "./harness";
+import { inOneMinuteWindow } from "./minute-window";
 
 let t: TestInstance;
 beforeAll(async () => {
@@ -40,6 +41,7 @@ describe("GET /oauth/v2/keys", () => {
     try {
       const s = await getSettings(fresh.inst);
       await updateSettings(fresh.inst, { rateLimits: { ...s.rateLimits, jwksPerMinute: 3 } });
+      await inOneMinuteWindow(); // the shared counter below is this minute's row
       const statuses: number[] = [];
       let last: Response | undefined;
       for (let i = 0; i < 5; i++) {
@@ -70,6 +72,7 @@ describe("GET /oauth/v2/keys", () => {
     try {
       const s = await getSettings(fresh.inst);
       await updateSettings(fresh.inst, { rateLimits: { ...s.rateLimits, jwksPerMinute: 3 } });
+      await inOneMinuteWindow();
       // Another instance has admitted three requests of this address in this minute.
       await fresh.inst.store.rateLimits.hit("jwks:127.0.0.1", Number.MAX_SAFE_INTEGER, 60, new Date(), 3);
       expect((await fetch(fresh.baseUrl + "/oauth/v2/keys")).status).toBe(200); // learns the shared count with this one
