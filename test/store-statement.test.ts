@@ -2,7 +2,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { drizzle } from "drizzle-orm/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Executor } from "@/lib/db/client";
+import { PreparedTexts, type Executor } from "@/lib/db/client";
 import { PgliteClient } from "@/lib/db/pglite-client";
 import { startPgliteThread } from "@/lib/db/pglite-thread";
 import { insertRow, statement } from "@/lib/store/statement";
@@ -83,5 +83,16 @@ describe("store statements from templates", () => {
 
   it("refuses a table whose columns have JavaScript-side defaults, which a template would freeze", () => {
     expect(() => insertRow(db, withJsDefault, {})).toThrow(/JavaScript-side default/);
+  });
+});
+
+describe("the batched statements prepared on PostgreSQL", () => {
+  it("prepares each text for good, and sends texts past the cap unprepared", () => {
+    const texts = new PreparedTexts(2);
+    expect(texts.admit("SELECT 1")).toBe(true);
+    expect(texts.admit("SELECT 2")).toBe(true);
+    expect(texts.admit("SELECT 1")).toBe(true);
+    expect(texts.admit("SELECT 3")).toBe(false);
+    expect(texts.admit("SELECT 2")).toBe(true);
   });
 });

@@ -78,9 +78,8 @@ export function postgresPoolSize(env: Record<string, string | undefined> = proce
 }
 
 function openPostgres(url: string, counter?: RoundTripCounter): Database {
-  // Prepared statements are kept per connection by postgres.js, for the connection's life
-  // (max_lifetime: 30 to 60 minutes), which bounds them.
   const client = postgres(url, { max: postgresPoolSize(), onnotice: () => {} });
+  const preparedTexts = new PreparedTexts();
   const db = drizzlePostgresJs(client, { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
   if (counter) {
     // postgres.js sends BEGIN and COMMIT (or ROLLBACK) itself, so Drizzle's logger never sees them.
@@ -112,7 +111,7 @@ function openPostgres(url: string, counter?: RoundTripCounter): Database {
       counter?.count();
       // Prepared on each connection the first time (postgres.js names and keeps it). Its rows
       // are an array already (RowList extends Array): no copy on the write path.
-      return await client.unsafe(text, params as never[], { prepare: true });
+      return await client.unsafe(text, params as never[], { prepare: preparedTexts.admit(text) });
     },
     close: () => client.end({ timeout: 5 }),
   };
@@ -248,3 +247,23 @@ export async function notifyOnCommit(tx: Executor, channel: string, payload: str
   await tx.execute(sql`SELECT pg_notify(${channel}, ${payload})`);
 }
 
+/**
+ * Which texts sent through `Database.query` (the store's batched writes: a few shapes, each sent
+ * over and over) postgres.js prepares, so that each connection parses and plans each one once and
+ * then only binds and executes it, as the prepared reads do (lib/store/statement.ts). postgres.js
+ * keeps a connection's prepared statements for the connection's life; past `max` texts, more are
+ * sent unprepared, so that a bug that made texts without end cannot make prepared statements
+ * without end on every connection.
+ */
+export class PreparedTexts {
+  private readonly texts = new Set<string>();
+
+  constructor(private readonly max = 200) {}
+
+  admit(text: string): boolean {
+    if (this.texts.has(text)) return true;
+    if (this.texts.size >= this.max) return false;
+    this.texts.add(text);
+    return true;
+  }
+}
