@@ -6,14 +6,16 @@
 //   npm run bench -- [--duration=10] [--warmup=2] [--connections=16] [--db=pglite|pg]
 //                    [--scenario=cc_jwt,introspect] [--targets=torii,peer,limit]
 //                    [--no-round-trips] [--profile] [--port=3250] [--json=FILE]
-//                    [--workers=1,2,auto] [--torii-root=DIR]
+//                    [--workers=1,2,auto] [--torii-root=DIR] [--torii-node-args="--flag ..."]
 //
 // --db=pg (or DATABASE_URL set) runs Torii on a fresh database on that PostgreSQL server
 // (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres), dropped at the end.
 // --workers (PostgreSQL only) also measures Torii with IDP_WORKERS set to each listed count
 // besides 1 (e.g. 1,2,auto), each as a server of its own in the same alternating rounds.
 // --torii-root runs the Torii build of another checkout (built there beforehand), to compare
-// a change with what came before it under the same harness.
+// a change with what came before it under the same harness. --torii-node-args adds Node or V8
+// options to Torii's command line after the ones `npm start` gives (a later flag wins), to
+// compare those the same way.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -29,7 +31,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 process.chdir(root);
 
 function options(argv) {
-  const o = { duration: 10, warmup: 2, connections: 16, db: process.env.DATABASE_URL ? "pg" : "pglite", scenario: "", targets: "torii,peer,limit", roundTrips: true, profile: false, port: 3250, json: "", build: true, workers: "1", "torii-root": "" };
+  const o = { duration: 10, warmup: 2, connections: 16, db: process.env.DATABASE_URL ? "pg" : "pglite", scenario: "", targets: "torii,peer,limit", roundTrips: true, profile: false, port: 3250, json: "", build: true, workers: "1", "torii-root": "", "torii-node-args": "" };
   for (const a of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
     if (!m) throw new Error(`unknown argument ${a}`);
@@ -51,6 +53,7 @@ function options(argv) {
 
 const opts = options(process.argv.slice(2));
 const toriiRoot = opts["torii-root"] ? path.resolve(opts["torii-root"]) : root;
+const extraNodeArgs = opts["torii-node-args"].split(/\s+/).filter(Boolean);
 if (opts.help) {
   console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 11).join("\n").replace(/^\/\/ ?/gm, ""));
   process.exit(0);
@@ -84,13 +87,13 @@ async function main() {
   const profileDir = path.join(root, "bench/results/profiles");
   const targets = {};
   if (targetNames.includes("torii")) {
-    const nodeArgs = opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+    const nodeArgs = [...(opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), ...extraNodeArgs];
     if (opts.workerCounts.includes("1")) targets.torii = await startTorii({ root: toriiRoot, port: opts.port, databaseUrl, nodeArgs });
   }
   if (targetNames.includes("peer")) targets.peer = await startPeer({ root, port: opts.port + 2 });
   if (targetNames.includes("limit")) targets.limit = await startLimit({ root, port: opts.port + 3 });
   for (const [i, w] of extraWorkers.entries()) {
-    if (targetNames.includes("torii")) targets[`torii_w${w}`] = await startTorii({ root: toriiRoot, port: opts.port + 10 + i, databaseUrl, workers: w, label: `torii (IDP_WORKERS=${w})` });
+    if (targetNames.includes("torii")) targets[`torii_w${w}`] = await startTorii({ root: toriiRoot, port: opts.port + 10 + i, databaseUrl, nodeArgs: extraNodeArgs, workers: w, label: `torii (IDP_WORKERS=${w})` });
   }
   for (const t of Object.values(targets)) await prepare(t, { poolSize: scenarios.some((s) => s.id === "refresh") ? poolSize : 0 });
   const idleRss = Object.fromEntries(Object.entries(targets).map(([k, t]) => [k, t.proc.rssMb()]));
