@@ -31,8 +31,10 @@ test("SIGTERM to npm start: the request in flight is answered, then npm, its lau
     expect(launcher).toHaveLength(1); // npm runs scripts/start.mjs without a shell in between
     const server = childrenOf(launcher[0]!);
     expect(server).toHaveLength(1);
-    // The server runs with V8's old generation bounded (scripts/server-node-options.mjs), as ps shows.
-    expect(fs.readFileSync(`/proc/${server[0]}/cmdline`, "utf8").split("\0")).toEqual([process.execPath, "--max-old-space-size=384", "dist/server.mjs", ""]);
+    // The server runs with V8's old generation bounded and its helper threads sized by the cores
+    // (scripts/server-node-options.mjs), as ps shows.
+    const v8Pool = Math.min(4, Math.max(1, os.availableParallelism() - 1));
+    expect(fs.readFileSync(`/proc/${server[0]}/cmdline`, "utf8").split("\0")).toEqual([process.execPath, "--max-old-space-size=384", `--v8-pool-size=${v8Pool}`, "dist/server.mjs", ""]);
     // ...and with libuv's thread pool, where it signs tokens, sized by the machine's cores (at least 2).
     const environ = fs.readFileSync(`/proc/${server[0]}/environ`, "utf8").split("\0");
     expect(environ).toContain(`UV_THREADPOOL_SIZE=${Math.max(2, os.availableParallelism())}`);
