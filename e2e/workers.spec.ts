@@ -61,9 +61,14 @@ test("IDP_WORKERS=2 on PostgreSQL: two workers serve one port, a dead worker is 
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "torii-workers-"));
   const primary = spawn(process.execPath, ["dist/server.mjs"], { env: serverEnv(port, dataDir, { IDP_WORKERS: "2", DATABASE_URL: u.toString() }), stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let output = "";
+  primary.stdout.on("data", (d: Buffer) => (output += d.toString()));
   try {
     const banner = printed(primary, "Workers:      2 processes", 150_000);
     await banner;
+    // The primary migrated and closed its engine without an error (it once closed the database
+    // under the maintenance sweep the engine had begun).
+    expect(output).not.toContain('"level":50');
     const workers = childrenOf(primary.pid!);
     expect(workers).toHaveLength(2);
 

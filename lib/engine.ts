@@ -109,7 +109,7 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
       mail: new Mailer({ db: database.db, caches, clock, config, masterKey, log, issuer: config.issuer }),
       background: new BackgroundTasks(log),
       close: async () => {
-        stopTimers();
+        await stopTimers();
         // The tasks may still write mail and audit events: before the mailer and the database close.
         await engine.background.close();
         await engine.mail.close();
@@ -117,7 +117,7 @@ export async function createTorii(config: Config, opts: EngineOptions = {}): Pro
         await database.close();
       },
     };
-    const stopTimers = opts.timers === false ? () => {} : startMaintenance(engine);
+    const stopTimers = opts.timers === false ? () => Promise.resolve() : startMaintenance(engine);
     return engine;
   } catch (err) {
     await database.close().catch(() => {});
@@ -130,10 +130,21 @@ async function rotationDue(db: Db, intervalSeconds: number, now: number): Promis
   return !newest || now - newest.createdAt.getTime() >= intervalSeconds * 1000;
 }
 
-/** Every minute (sooner for short intervals): rotate the signing key when due, sweep expired rows. */
-function startMaintenance(engine: Engine): () => void {
+/**
+ * Every minute (sooner for short intervals): rotate the signing key when due, sweep expired rows.
+ * Returns what stops it: the timers, then the sweep in progress is waited for, so that the
+ * database is never closed under it (the primary of IDP_WORKERS closes its engine right after the
+ * first sweep began). A sweep never starts while the previous one runs.
+ */
+function startMaintenance(engine: Engine): () => Promise<void> {
   const interval = engine.config.keyRotationIntervalSeconds;
-  const tick = async () => {
+  let running: Promise<void> | undefined;
+  const run = () => {
+    running ??= sweep().finally(() => {
+      running = undefined;
+    });
+  };
+  const sweep = async () => {
     try {
       await purgeExpiredRows(engine.db, dateOf(engine.clock));
       const removed = await removeExpiredKeys(engine, dateOf(engine.clock));
@@ -146,19 +157,18 @@ function startMaintenance(engine: Engine): () => void {
       engine.log.error({ errClass: (err as Error).name }, "maintenance failed");
     }
   };
-  const timer = setInterval(() => {
-    void tick();
-  }, Math.min(60, Math.max(5, Math.floor(interval / 10))) * 1000);
+  const timer = setInterval(run, Math.min(60, Math.max(5, Math.floor(interval / 10))) * 1000);
   timer.unref();
   // Mail retries come due on their own; new mail is sent at once (`mail.kick` after a commit).
   const mailTimer = setInterval(() => {
     engine.mail.kick();
   }, 15_000);
   mailTimer.unref();
-  void tick();
+  run();
   engine.mail.kick();
-  return () => {
+  return async () => {
     clearInterval(timer);
     clearInterval(mailTimer);
+    await running;
   };
 }
