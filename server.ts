@@ -5,7 +5,6 @@
 import cluster from "node:cluster";
 import fs from "node:fs";
 import path from "node:path";
-import next from "next";
 import { loadConfig, ConfigError, type Config } from "@torii/core/config";
 import { MasterKeyMismatchError } from "@torii/core/bootstrap";
 import { createTorii } from "@torii/core/engine";
@@ -56,6 +55,8 @@ async function main() {
   adoptEngine(inst);
 
   adoptBuiltNextConfig(process.cwd());
+  // Imported here, not at the top: a primary that only supervises workers never loads Next.
+  const { default: next } = await import("next");
   const app = next({ dev: false, dir: process.cwd(), hostname: cfg.hostname, port: cfg.port });
   await app.prepare();
   const handle = app.getRequestHandler();
