@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { json, knownBody, textResponse } from "@/lib/http/responses";
+import { json, knownBody, knownHeaderFields, textResponse } from "@/lib/http/responses";
 import { sendWebResponse } from "@/lib/server/node-adapter";
 
 // server.ts writes a known text body as it is; everything else (Next, tests) reads the Response
@@ -58,6 +58,71 @@ describe("responses with a known text body", () => {
       expect(await res.text()).toBe(text);
     } finally {
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  // server.ts writes a text response's fields from the record its handler gave, without making a
+  // Headers: what reaches the client must be what a plain Response with the same init holds.
+  async function served(make: () => Response): Promise<{ status: number; headers: Headers; text: string }> {
+    const server = http.createServer((_req, res) => void sendWebResponse(res, make(), { "x-frame-options": "DENY", "cache-control": "private" }));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { redirect: "manual" });
+      return { status: res.status, headers: res.headers, text: await res.text() };
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+  const own = (h: Headers) => [...h].filter(([k]) => !["date", "connection", "keep-alive", "content-length", "x-frame-options"].includes(k));
+
+  it("write the same header fields a plain Response holds: names in any case, a name twice, spaces around a value, no type", async () => {
+    const inits: ResponseInit[] = [
+      { status: 201, headers: { "Content-Type": "application/json", "X-Trace": "  a b\t" } },
+      { status: 200, headers: { "X-Twice": "1", "x-twice": "2", "Cache-Control": "no-store" } },
+      { status: 404 },
+      { status: 200, headers: new Headers({ "X-From-Headers": "yes" }) },
+      { status: 200, headers: [["X-Pair", "p"]] },
+      { status: 302, headers: { Location: "/next", "Set-Cookie": "a=1; Path=/" } },
+    ];
+    for (const init of inits) {
+      const expected = new Response("body", init);
+      const got = await served(() => textResponse("body", init));
+      expect(got.status).toBe(expected.status);
+      expect(got.text).toBe("body");
+      // The handler's own Cache-Control replaces the server default, as before.
+      const want = new Headers(expected.headers);
+      if (!want.has("cache-control")) want.set("cache-control", "private");
+      expect(own(got.headers).sort()).toEqual(own(want).sort());
+      expect(got.headers.get("x-frame-options")).toBe("DENY");
+    }
+  });
+
+  it("headers read or changed after construction are the ones written", async () => {
+    // Until then server.ts writes the record; after, the Headers a caller may have changed.
+    const r = json({}, 200, { "X-A": " 1 " });
+    expect(knownHeaderFields(r)).toEqual({ "content-type": "application/json; charset=utf-8", "x-a": "1" });
+    expect(r.headers.get("x-a")).toBe("1");
+    expect(knownHeaderFields(r)).toBeUndefined();
+    const got = await served(() => {
+      const r = json({ ok: true }, 200, { "X-Before": "1" });
+      r.headers.set("X-After", "2");
+      r.headers.delete("x-before");
+      r.headers.append("Set-Cookie", "s=1; Path=/");
+      r.headers.append("Set-Cookie", "t=2; Path=/");
+      return r;
+    });
+    expect(got.headers.get("x-after")).toBe("2");
+    expect(got.headers.has("x-before")).toBe(false);
+    expect(got.headers.getSetCookie()).toEqual(["s=1; Path=/", "t=2; Path=/"]);
+    expect(got.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(JSON.parse(got.text)).toEqual({ ok: true });
+  });
+
+  it("a header a plain Response refuses is refused at construction the same way", () => {
+    for (const headers of [{ "X-Bad": "a\r\nInjected: 1" }, { "X-Nul": "a\0b" }, { "X-Wide": "東京" }, { "Bad Name": "1" }, { "": "1" }] as Record<string, string>[]) {
+      expect(() => new Response("x", { headers })).toThrow(TypeError);
+      expect(() => textResponse("x", { status: 200, headers })).toThrow(TypeError);
+      expect(() => json({}, 200, headers)).toThrow(TypeError);
     }
   });
 });

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
 import type { HeaderReader, HttpRequest } from "@/lib/http/request";
-import { knownBody } from "@/lib/http/responses";
+import { knownBody, knownHeaderFields } from "@/lib/http/responses";
 
 /** The client closed the connection before its body was complete: there is no one to answer. */
 export class RequestAborted extends Error {}
@@ -88,12 +88,18 @@ export async function sendWebResponse(res: ServerResponse, response: Response, e
   // Header names are case-insensitive: a handler's own value replaces the server default.
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(extraHeaders)) headers[k.toLowerCase()] = v;
-  response.headers.forEach((value, key) => {
-    if (key === "set-cookie") return;
-    headers[key] = value;
-  });
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length) headers["set-cookie"] = cookies;
+  // A text response's fields as its handler gave them, without making undici's Headers for them.
+  const fields = knownHeaderFields(response);
+  if (fields) {
+    for (const key in fields) headers[key] = fields[key]!;
+  } else {
+    response.headers.forEach((value, key) => {
+      if (key === "set-cookie") return;
+      headers[key] = value;
+    });
+    const cookies = response.headers.getSetCookie();
+    if (cookies.length) headers["set-cookie"] = cookies;
+  }
   const text = knownBody(response);
   // A text body goes to Node as the string itself: Node then writes the head and the body as one
   // string in one write, where a Buffer would take a copy and a gathered write of two parts.
