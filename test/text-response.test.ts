@@ -7,6 +7,20 @@ import { sendWebResponse } from "@/lib/server/node-adapter";
 // server.ts writes a known text body as it is; everything else (Next, tests) reads the Response
 // the Web way, and must get the same body, status and headers as from a plain Response.
 describe("responses with a known text body", () => {
+  // A response as server.ts writes it (with two server defaults), read back by a client: a text
+  // response's fields come from the record its handler gave, without making a Headers.
+  async function served(make: () => Response): Promise<{ status: number; headers: Headers; text: string }> {
+    const server = http.createServer((_req, res) => void sendWebResponse(res, make(), { "x-frame-options": "DENY", "cache-control": "private" }));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { redirect: "manual" });
+      return { status: res.status, headers: res.headers, text: await res.text() };
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+  const own = (h: Headers) => [...h].filter(([k]) => !["date", "connection", "keep-alive", "content-length", "x-frame-options"].includes(k));
+
   it("are read the Web way like a plain Response: text, json, stream, clone", async () => {
     const r = json({ a: 1, b: "ü" }, 201, { "X-Extra": "1" });
     expect(r).toBeInstanceOf(Response);
@@ -48,32 +62,12 @@ describe("responses with a known text body", () => {
 
   it("reach the client whole through server.ts, with a Content-Length in bytes, not characters", async () => {
     const text = JSON.stringify({ error_description: "Grüße aus 東京 🔑" });
-    const server = http.createServer((_req, res) => void sendWebResponse(res, json(JSON.parse(text), 400), { "x-frame-options": "DENY" }));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    try {
-      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-      expect(res.status).toBe(400);
-      expect(res.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
-      expect(res.headers.get("x-frame-options")).toBe("DENY");
-      expect(await res.text()).toBe(text);
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
+    const got = await served(() => json(JSON.parse(text), 400));
+    expect(got.status).toBe(400);
+    expect(got.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+    expect(got.headers.get("x-frame-options")).toBe("DENY");
+    expect(got.text).toBe(text);
   });
-
-  // server.ts writes a text response's fields from the record its handler gave, without making a
-  // Headers: what reaches the client must be what a plain Response with the same init holds.
-  async function served(make: () => Response): Promise<{ status: number; headers: Headers; text: string }> {
-    const server = http.createServer((_req, res) => void sendWebResponse(res, make(), { "x-frame-options": "DENY", "cache-control": "private" }));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    try {
-      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { redirect: "manual" });
-      return { status: res.status, headers: res.headers, text: await res.text() };
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
-  }
-  const own = (h: Headers) => [...h].filter(([k]) => !["date", "connection", "keep-alive", "content-length", "x-frame-options"].includes(k));
 
   it("write the same header fields a plain Response holds: names in any case, a name twice, spaces around a value, no type", async () => {
     const inits: ResponseInit[] = [

@@ -19,6 +19,9 @@ export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as c
  * anything reads `headers`; from then on that object is the response's headers (a caller may
  * change it), and server.ts writes from it instead of the record.
  */
+// What `new Response(text)` sets when the caller gave no type.
+const TEXT_TYPE = "text/plain;charset=UTF-8";
+
 class TextResponse extends Response {
   readonly #text: string;
   #fields: Record<string, string> | undefined;
@@ -30,12 +33,11 @@ class TextResponse extends Response {
     this.#text = text;
     const fields = headerFields(init.headers);
     if (fields) {
-      // What `new Response(text)` sets when the caller gave no type.
-      fields["content-type"] ??= "text/plain;charset=UTF-8";
+      fields["content-type"] ??= TEXT_TYPE;
       this.#fields = fields;
     } else {
       const headers = new Headers(init.headers);
-      if (!headers.has("content-type")) headers.set("content-type", "text/plain;charset=UTF-8");
+      if (!headers.has("content-type")) headers.set("content-type", TEXT_TYPE);
       this.#headers = headers;
     }
   }
