@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { json, knownBody, knownHeaderFields, textResponse } from "@/lib/http/responses";
+import { appendHeader, json, knownBody, knownHeaderFields, setHeader, textResponse } from "@/lib/http/responses";
 import { sendWebResponse } from "@/lib/server/node-adapter";
 
 // server.ts writes a known text body as it is; everything else (Next, tests) reads the Response
@@ -110,6 +110,59 @@ describe("responses with a known text body", () => {
     expect(got.headers.getSetCookie()).toEqual(["s=1; Path=/", "t=2; Path=/"]);
     expect(got.headers.get("content-type")).toBe("application/json; charset=utf-8");
     expect(JSON.parse(got.text)).toEqual({ ok: true });
+  });
+
+  it("fields added with appendHeader and setHeader are those headers.append and headers.set give, still without a Headers", async () => {
+    // What corsEndpoint adds to every back-channel answer.
+    const change = (r: Response, add: typeof appendHeader, set: typeof setHeader) => {
+      add(r, "Vary", "Origin");
+      add(r, "vary", " Accept ");
+      add(r, "X-New", "1");
+      set(r, "Cache-Control", "no-cache");
+      set(r, "access-control-allow-origin", "https://spa.example");
+      return r;
+    };
+    const init = { status: 200, headers: { "Content-Type": "application/json", "Cache-Control": "no-store", Vary: "Accept-Language" } };
+    const viaHeaders = change(new Response("body", init), (r, n, v) => { r.headers.append(n, v); }, (r, n, v) => { r.headers.set(n, v); });
+    const record = change(textResponse("body", init), appendHeader, setHeader);
+    expect(knownHeaderFields(record)).toEqual(Object.fromEntries(viaHeaders.headers));
+    const got = await served(() => change(textResponse("body", init), appendHeader, setHeader));
+    expect(own(got.headers).sort()).toEqual(own(viaHeaders.headers).sort());
+    expect(got.headers.get("vary")).toBe("Accept-Language, Origin, Accept");
+
+    // Once something has read headers, they go there, and that is what is written.
+    const got2 = await served(() => {
+      const r = json({}, 200);
+      r.headers.set("X-Read", "1");
+      appendHeader(r, "Vary", "Origin");
+      setHeader(r, "X-Read", "2");
+      appendHeader(r, "Set-Cookie", "a=1; Path=/");
+      return r;
+    });
+    expect(got2.headers.get("vary")).toBe("Origin");
+    expect(got2.headers.get("x-read")).toBe("2");
+    expect(got2.headers.getSetCookie()).toEqual(["a=1; Path=/"]);
+    // Set-Cookie always goes to Headers (a list), never into the record.
+    const cookie = json({}, 200);
+    appendHeader(cookie, "Set-Cookie", "b=2; Path=/");
+    expect(knownHeaderFields(cookie)).toBeUndefined();
+    expect(cookie.headers.getSetCookie()).toEqual(["b=2; Path=/"]);
+    // A plain Response is changed through its headers.
+    const plain = new Response("x");
+    appendHeader(plain, "Vary", "Origin");
+    setHeader(plain, "X-A", "1");
+    expect(plain.headers.get("vary")).toBe("Origin");
+    expect(plain.headers.get("x-a")).toBe("1");
+  });
+
+  it("a field appendHeader or setHeader is given is refused as Headers refuses it, and the record keeps its fields", () => {
+    for (const [name, value] of [["X-Bad", "a\r\nInjected: 1"], ["X-Nul", "a\0b"], ["X-Wide", "東京"], ["Bad Name", "1"], ["", "1"]]) {
+      expect(() => { new Response("x").headers.append(name!, value!); }).toThrow(TypeError);
+      const r = json({}, 200, { "X-Kept": "1" });
+      expect(() => { appendHeader(r, name!, value!); }).toThrow(TypeError);
+      expect(() => { setHeader(r, name!, value!); }).toThrow(TypeError);
+      expect(knownHeaderFields(r)).toEqual({ "content-type": "application/json; charset=utf-8", "x-kept": "1" });
+    }
   });
 
   it("a header a plain Response refuses is refused at construction the same way", () => {

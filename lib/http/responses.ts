@@ -47,6 +47,21 @@ class TextResponse extends Response {
     return this.#headers;
   }
 
+  /**
+   * `headers.append(name, value)` or `headers.set(name, value)`, on the record while nothing has
+   * read `headers` (checked as `Headers` checks it); on `headers` otherwise, and for Set-Cookie.
+   */
+  addField(name: string, value: string, how: "append" | "set"): void {
+    const key = name.toLowerCase();
+    if (this.#headers || !this.#fields || key === "set-cookie") {
+      this.headers[how](name, value);
+      return;
+    }
+    const checked = checkedField(name, value);
+    const earlier = this.#fields[key];
+    this.#fields[key] = how === "append" && earlier !== undefined ? `${earlier}, ${checked}` : checked;
+  }
+
   /** The header fields as given (names in lower case), while nothing has read `headers`. */
   get untouchedFields(): Readonly<Record<string, string>> | undefined {
     return this.#headers ? undefined : this.#fields;
@@ -98,6 +113,21 @@ export function knownBody(response: Response): string | undefined {
 }
 
 /**
+ * Adds a header field as `response.headers.append` does (a field already there gets `, value`),
+ * without making undici's `Headers` for a text response whose headers nobody has read.
+ */
+export function appendHeader(response: Response, name: string, value: string): void {
+  if (response instanceof TextResponse) response.addField(name, value, "append");
+  else response.headers.append(name, value);
+}
+
+/** Sets a header field as `response.headers.set` does, on a text response's record while it has one. */
+export function setHeader(response: Response, name: string, value: string): void {
+  if (response instanceof TextResponse) response.addField(name, value, "set");
+  else response.headers.set(name, value);
+}
+
+/**
  * The header fields of a response made by `textResponse` (names in lower case, no Set-Cookie),
  * when nothing has read or changed them through `headers`: what server.ts writes without making
  * a `Headers`. Undefined otherwise.
@@ -124,10 +154,7 @@ function headerFields(init: HeadersInit | undefined): Record<string, string> | u
   if (init instanceof Headers || Array.isArray(init)) return undefined;
   const fields: Record<string, string> = {};
   for (const name of Object.keys(init)) {
-    let value = String(init[name]);
-    if (!FIELD_NAME.test(name)) throw new TypeError(`Invalid header name: ${name}`);
-    if (BAD_VALUE.test(value)) throw new TypeError(`Invalid value for header ${name}`);
-    if (value.startsWith(" ") || value.startsWith("\t") || value.endsWith(" ") || value.endsWith("\t")) value = value.replace(EDGE_WHITESPACE, "");
+    const value = checkedField(name, String(init[name]));
     const key = name.toLowerCase();
     // Set-Cookie never goes into a record (a response's cookies are a list): Headers keeps each.
     if (key === "set-cookie") return undefined;
@@ -135,6 +162,14 @@ function headerFields(init: HeadersInit | undefined): Record<string, string> | u
     fields[key] = earlier === undefined ? value : `${earlier}, ${value}`;
   }
   return fields;
+}
+
+/** A field's value as `Headers` would keep it (edge spaces stripped), or the `TypeError` it throws. */
+function checkedField(name: string, value: string): string {
+  if (!FIELD_NAME.test(name)) throw new TypeError(`Invalid header name: ${name}`);
+  if (BAD_VALUE.test(value)) throw new TypeError(`Invalid value for header ${name}`);
+  if (value.startsWith(" ") || value.startsWith("\t") || value.endsWith(" ") || value.endsWith("\t")) return value.replace(EDGE_WHITESPACE, "");
+  return value;
 }
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {

@@ -1,5 +1,5 @@
 import type { Engine } from "@/lib/engine";
-import { backChannel } from "@/lib/http/responses";
+import { appendHeader, backChannel, setHeader } from "@/lib/http/responses";
 import type { Client } from "@/lib/store/clients";
 import type { HttpRequest } from "@/lib/http/request";
 
@@ -57,11 +57,12 @@ export function corsEndpoint(methods: readonly string[], handler: ScopedHandler)
     if (request.method === "OPTIONS") return preflight(origin, methods);
     const cors: CorsScope = {};
     const response = await backChannel((e: Engine, r: HttpRequest) => handler(e, r, cors))(engine, request);
-    // The answer depends on Origin: caches must keep one per origin.
-    response.headers.append("Vary", "Origin");
+    // The answer depends on Origin: caches must keep one per origin. (Through the record of a
+    // JSON answer: reading `response.headers` would make undici's Headers on every call.)
+    appendHeader(response, "Vary", "Origin");
     if (origin && cors.client && webOriginsOf(cors.client).includes(origin)) {
-      response.headers.set("Access-Control-Allow-Origin", origin);
-      response.headers.set("Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After");
+      setHeader(response, "Access-Control-Allow-Origin", origin);
+      setHeader(response, "Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After");
     }
     return response;
   };
