@@ -69,6 +69,18 @@ describe("responses with a known text body", () => {
     expect(got.text).toBe(text);
   });
 
+  it("a plain Response is written too: a body read first (bytes, exact length), or none", async () => {
+    // sendWebResponse returns a promise only for these; a text answer is written at once.
+    const bytes = await served(() => new Response(new Uint8Array([0, 1, 255]), { status: 200, headers: { "Content-Type": "image/png" } }));
+    expect(bytes.status).toBe(200);
+    expect(bytes.headers.get("content-type")).toBe("image/png");
+    expect(bytes.headers.get("content-length")).toBe("3");
+    const none = await served(() => new Response(null, { status: 204, headers: { "X-A": "1" } }));
+    expect(none.status).toBe(204);
+    expect(none.headers.get("x-a")).toBe("1");
+    expect(none.text).toBe("");
+  });
+
   it("write the same header fields a plain Response holds: names in any case, a name twice, spaces around a value, no type", async () => {
     const inits: ResponseInit[] = [
       { status: 201, headers: { "Content-Type": "application/json", "X-Trace": "  a b\t" } },

@@ -89,10 +89,13 @@ export function preparedStatements(host: StatementHost) {
     return prepared;
   };
 
-  /** The statement prepared for `text`, most recently used last (the eviction takes the first). */
-  const preparedFor = async (text: string): Promise<Prepared> => {
+  /**
+   * The statement already prepared for `text`, now the most recently used (the eviction takes the
+   * first). Synchronous, so that the usual case costs no promise: `cached(text) ?? await prepare(text)`.
+   */
+  const cached = (text: string): Prepared | undefined => {
     const prepared = statements.get(text);
-    if (!prepared) return prepare(text);
+    if (!prepared) return undefined;
     statements.delete(text);
     statements.set(text, prepared);
     return prepared;
@@ -124,7 +127,7 @@ export function preparedStatements(host: StatementHost) {
 
   /** One statement in an exchange of its own (Bind, Execute, Sync), prepared again once if stale. */
   const run = async <T>(text: string, params: unknown[], options: QueryOptions | undefined, retried = false): Promise<Results<T>> => {
-    const prepared = await preparedFor(text);
+    const prepared = cached(text) ?? (await prepare(text));
     const message = bindAndExecute(prepared.name, bindValues(prepared, params, options), true);
     try {
       return resultOfWire<T>(prepared, await host.exchange(message, true), options);
@@ -149,7 +152,7 @@ export function preparedStatements(host: StatementHost) {
     const parts: Uint8Array[] = [];
     for (const w of group) {
       try {
-        const prepared = await preparedFor(w.text);
+        const prepared = cached(w.text) ?? (await prepare(w.text));
         parts.push(bindAndExecute(prepared.name, bindValues(prepared, w.params, w.options)));
         sent.push({ w, prepared });
       } catch (err) {

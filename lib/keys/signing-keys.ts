@@ -192,6 +192,17 @@ export async function publicKeySet(scope: KeyScope): Promise<JWTVerifyGetKey> {
   };
 }
 
-export async function activeSigningKey(scope: KeyScope): Promise<ActiveKey> {
-  return (await keyMaterial(scope)).active;
+/** The active key of each cached key material, made once (see activeSigningKey). */
+const activeOfMaterial = new WeakMap<Promise<KeyMaterial>, Promise<ActiveKey>>();
+
+/**
+ * The key tokens are signed with. Every grant asks for it; the answer is one promise per cached
+ * key material, not a new one per call: with Next's async context storage on, each promise
+ * the process makes runs hooks (docs/architecture.md, "Promises on the hot path").
+ */
+export function activeSigningKey(scope: KeyScope): Promise<ActiveKey> {
+  const material = keyMaterial(scope);
+  let active = activeOfMaterial.get(material);
+  if (!active) activeOfMaterial.set(material, (active = material.then((m) => m.active)));
+  return active;
 }

@@ -25,10 +25,9 @@ export type TokenEnv = { store: Store; issuer: string };
  */
 export type IssueEnv = { repos: Repositories; issuer: string; signingKey: ActiveKey; sealer: TokenSealer; primaryDomain: string };
 
-/** What `env` is for the store itself, outside any transaction. */
-export async function issueEnvOf(store: Store, issuer: string): Promise<IssueEnv> {
-  const [signingKey, settings] = await Promise.all([store.keys.signing(), store.settings.get()]);
-  return { repos: store, issuer, signingKey, sealer: store.keys.sealer, primaryDomain: settings.primaryDomain };
+/** What `env` is for the store itself, outside any transaction, with the settings the request read. */
+export async function issueEnvOf(store: Store, issuer: string, settings: { primaryDomain: string }): Promise<IssueEnv> {
+  return { repos: store, issuer, signingKey: await store.keys.signing(), sealer: store.keys.sealer, primaryDomain: settings.primaryDomain };
 }
 
 /**

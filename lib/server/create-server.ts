@@ -73,7 +73,8 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
         let body: Buffer | null = null;
         if (req.method !== "GET" && req.method !== "HEAD") body = await readBody(req);
         const response = await handler(engine, toHttpRequest(req, origin, body));
-        await sendWebResponse(res, response, apiHeaders);
+        const reading = sendWebResponse(res, response, apiHeaders);
+        if (reading) await reading;
         return;
       }
       for (const [k, v] of Object.entries(common)) res.setHeader(k, v);

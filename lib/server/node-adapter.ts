@@ -84,7 +84,12 @@ class NodeHeaders implements HeaderReader {
   }
 }
 
-export async function sendWebResponse(res: ServerResponse, response: Response, extraHeaders: Record<string, string>): Promise<void> {
+/**
+ * Writes a handler's response. A text response (`textResponse`, `json`) is written at once and
+ * nothing is returned; only a body that must be read first returns a promise, so the usual answer
+ * makes none (docs/architecture.md, "Promises on the hot path").
+ */
+export function sendWebResponse(res: ServerResponse, response: Response, extraHeaders: Record<string, string>): Promise<void> | undefined {
   // Header names are case-insensitive: a handler's own value replaces the server default.
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(extraHeaders)) headers[k.toLowerCase()] = v;
@@ -103,8 +108,17 @@ export async function sendWebResponse(res: ServerResponse, response: Response, e
   const text = knownBody(response);
   // A text body goes to Node as the string itself: Node then writes the head and the body as one
   // string in one write, where a Buffer would take a copy and a gathered write of two parts.
-  const body = text ?? (response.body ? Buffer.from(await response.arrayBuffer()) : null);
+  if (text !== undefined || !response.body) {
+    write(res, response.status, headers, text ?? null);
+    return undefined;
+  }
+  return response.arrayBuffer().then((b) => {
+    write(res, response.status, headers, Buffer.from(b));
+  });
+}
+
+function write(res: ServerResponse, status: number, headers: Record<string, string | string[]>, body: string | Buffer | null): void {
   if (body !== null) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.length);
-  res.writeHead(response.status, headers);
+  res.writeHead(status, headers);
   res.end(body);
 }

@@ -77,7 +77,8 @@ export async function readSettings(db: Executor): Promise<Settings | undefined> 
  * The settings, from the engine's cache (lib/store/caches.ts): read on every protocol request,
  * dropped on every instance when a change commits (`mutateSettings`).
  */
-export async function getSettings(scope: { db: Executor; caches: Caches }): Promise<Settings> {
+export function getSettings(scope: { db: Executor; caches: Caches }): Promise<Settings> {
+  // The cache's own promise, not an async wrapper around it: every request reads the settings.
   return scope.caches.settings.get("settings", async () => {
     const v = await readSettings(scope.db);
     if (!v) throw new Error("instance settings missing: the instance was not bootstrapped");

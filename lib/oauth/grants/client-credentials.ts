@@ -21,7 +21,7 @@ export const clientCredentialsGrant: Grant = {
     const { target, protocolScopes } = resolveTarget(await g.store.apis.list(), client, resourcesOf(g.form), parseScopeTokens(p.scope), { allByDefault: true });
     const scopes = [...protocolScopes.filter((s) => s !== "offline_access"), ...(target?.scopes ?? [])];
     const api = target ? apiTokenContext(target, await g.store.roles.for({ clientId: client.id }, target.api.id)) : {};
-    const env = { ...(await issueEnvOf(g.store, g.issuer)), primaryDomain: g.settings.primaryDomain, client, scopes, ...api };
+    const env = { ...(await issueEnvOf(g.store, g.issuer, g.settings)), client, scopes, ...api };
     const at = await issueAccessToken({ ...env, grantId: null });
     return { access_token: at.token, token_type: "Bearer", expires_in: at.expiresIn, scope: scopeString(scopes) };
   },
