@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs script without type declarations
-import { cpuByProcess, cpuMsBetween } from "../bench/lib/processes.mjs";
+import { assertPortFree, cpuByProcess, cpuMsBetween, startNode } from "../bench/lib/processes.mjs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 
 /** How the bench adds up the CPU time of a server made of several processes (PostgreSQL's backends). */
 describe("cpuMsBetween", () => {
@@ -21,5 +23,21 @@ describe("cpuMsBetween", () => {
     const mine = cpuByProcess(process.pid);
     expect(mine.get(process.pid)).toBeGreaterThan(0);
     expect(cpuByProcess(2 ** 22 + 1)).toBeNull();
+  });
+});
+
+/** A server left listening on a bench port would answer for the one the bench starts there. */
+describe("the bench's ports", () => {
+  it("a port something listens on is refused with its number before anything starts; a free one passes", async () => {
+    const other = http.createServer((_req, res) => res.end("ok"));
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const port = (other.address() as AddressInfo).port;
+    try {
+      await expect(assertPortFree(port, "torii")).rejects.toThrow(new RegExp(`port ${port}, for torii, is in use`));
+      await expect(startNode("torii", ["-e", "process.exit(3)"], { env: process.env, port, readyLine: "ready" })).rejects.toThrow(/is in use/);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+    await expect(assertPortFree(port)).resolves.toBeUndefined();
   });
 });

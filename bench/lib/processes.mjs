@@ -2,6 +2,7 @@
 // SIGTERM and on an error. Temporary folders and PostgreSQL databases are cleaned up there too.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 
 const children = new Set();
 // USER_HZ: 100 on every Linux architecture Node runs on (getconf CLK_TCK).
@@ -9,8 +10,12 @@ const CLOCK_TICKS = 100;
 const cleanups = [];
 let stopping;
 
-/** Starts `node <args>`; resolves once `ready(line)` accepts a stdout line (or `readyUrl` answers 200). */
-export async function startNode(name, args, { env, cwd, readyLine, readyUrl, timeoutMs = 120_000 }) {
+/**
+ * Starts `node <args>`; resolves once `ready(line)` accepts a stdout line (or `readyUrl` answers
+ * 200). `port`, the one the server will listen on, must be free first.
+ */
+export async function startNode(name, args, { env, cwd, port, readyLine, readyUrl, timeoutMs = 120_000 }) {
+  if (port !== undefined) await assertPortFree(port, name);
   const child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   children.add(child);
   const stderr = [];
@@ -133,6 +138,20 @@ async function stopChild(child, exited) {
   const killed = setTimeout(() => child.kill("SIGKILL"), 10_000);
   await exited;
   clearTimeout(killed);
+}
+
+/**
+ * Refuses a port something already listens on (a server left from another run, a second bench):
+ * its answers would be taken for the new server's, which could not listen there.
+ */
+export function assertPortFree(port, name = "a server") {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", (err) => {
+      reject(err.code === "EADDRINUSE" ? new Error(`port ${port}, for ${name}, is in use: is another bench or server running there? (--port=N uses N to N+3 and N+10 up)`) : err);
+    });
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve()));
+  });
 }
 
 /** Every process below `pid` (Linux /proc; none elsewhere). */

@@ -76,7 +76,7 @@ export async function startTorii({ root, port, databaseUrl, nodeArgs = [], count
     env.DATABASE_URL = database.url;
   }
   // As `npm start` runs it (scripts/server-node-options.mjs), with the bench's own options (--cpu-prof).
-  const proc = await startNode(label, [...serverNodeArgs(env), ...nodeArgs, "dist/server.mjs"], { cwd: root, env: serverEnv(env), readyUrl: issuer + "/readyz" });
+  const proc = await startNode(label, [...serverNodeArgs(env), ...nodeArgs, "dist/server.mjs"], { cwd: root, env: serverEnv(env), port, readyUrl: issuer + "/readyz" });
   const api = async (method, p, body) => {
     const res = await fetch(issuer + "/management/v1" + p, {
       method,
@@ -110,12 +110,12 @@ export async function startTorii({ root, port, databaseUrl, nodeArgs = [], count
 }
 
 export async function startPeer({ root, port }) {
-  const proc = await startNode("node-oidc-provider", ["bench/servers/peer.mjs"], { cwd: root, env: { ...process.env, PORT: String(port), NODE_ENV: "production" }, readyLine: "ready" });
+  const proc = await startNode("node-oidc-provider", ["bench/servers/peer.mjs"], { cwd: root, env: { ...process.env, PORT: String(port), NODE_ENV: "production" }, port, readyLine: "ready" });
   return { name: "peer", proc, issuer: `http://127.0.0.1:${port}`, clients: await clientsOf(`http://127.0.0.1:${port}`), signIn: peerSignIn };
 }
 
 export async function startLimit({ root, port }) {
-  const proc = await startNode("limit", ["bench/servers/limit.mjs"], { cwd: root, env: { ...process.env, PORT: String(port) }, readyLine: "ready" });
+  const proc = await startNode("limit", ["bench/servers/limit.mjs"], { cwd: root, env: { ...process.env, PORT: String(port) }, port, readyLine: "ready" });
   return { name: "limit", proc, issuer: `http://127.0.0.1:${port}`, clients: await clientsOf(`http://127.0.0.1:${port}`), signIn: limitSignIn };
 }
 
