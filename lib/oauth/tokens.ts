@@ -1,9 +1,8 @@
 import { dateOf, secondsOf } from "@/lib/clock";
 import type { Target } from "./resources";
-import { createHash } from "node:crypto";
 import { jwtVerify, SignJWT, type JWTPayload } from "jose";
 import { NODE_SIGNED_ALGS, signCompactRs256 } from "@/lib/keys/jws";
-import { randomToken } from "@/lib/crypto";
+import { randomToken, sha256Digest } from "@/lib/crypto";
 import { acrOf } from "@/lib/protocol/vocabulary";
 import { SIGNING_ALG, type ActiveKey } from "@/lib/keys/signing-keys";
 import type { Client } from "@/lib/store/clients";
@@ -90,7 +89,7 @@ function sign(ctx: TokenContext, payload: Record<string, unknown>, typ: string):
 
 /** Left half of the SHA-256 of an ASCII value, base64url: `at_hash` / `c_hash` (OIDC Core 3.1.3.6, RS256). */
 export function halfHash(value: string): string {
-  const d = createHash("sha256").update(value, "ascii").digest();
+  const d = sha256Digest(Buffer.from(value, "ascii"));
   return d.subarray(0, d.length / 2).toString("base64url");
 }
 

@@ -17,8 +17,19 @@ import { hmac } from "@/lib/crypto";
  * the same, so both of a client's tabs continue with one family.
  */
 export function successorValue(masterKey: Buffer, presented: string): string {
-  const key = createHmac("sha256", masterKey).update("torii/refresh-token-successor/v1").digest();
-  return hmac(key, presented);
+  return hmac(successorKey(masterKey), presented);
+}
+
+/** The successor key of each master key, derived once: every refresh needs it. */
+const successorKeys = new WeakMap<Buffer, Buffer>();
+
+function successorKey(masterKey: Buffer): Buffer {
+  let key = successorKeys.get(masterKey);
+  if (!key) {
+    key = createHmac("sha256", masterKey).update("torii/refresh-token-successor/v1").digest();
+    successorKeys.set(masterKey, key);
+  }
+  return key;
 }
 
 /**
