@@ -23,6 +23,8 @@ describe("SHA-256 of secrets and tokens", () => {
       expect(constantTimeEqual(v, v + "x")).toBe(false);
     }
     expect(matchesSha256("secret", "not-a-digest")).toBe(false);
+    // RFC 7636 appendix B: the S256 challenge of its example verifier (the PKCE check hashes so).
+    expect(sha256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")).toBe("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
   });
 
   it("is the same where Node has no one-shot crypto.hash (Node 20.9 to 20.11)", async () => {

@@ -1,7 +1,6 @@
 import { dateOf } from "@/lib/clock";
 import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
-import { createHash } from "node:crypto";
-import { constantTimeEqual } from "@/lib/crypto";
+import { constantTimeEqual, sha256 } from "@/lib/crypto";
 import type { AuthorizationCode } from "@/lib/store/codes";
 import type { Repositories } from "@/lib/store/repositories";
 import { InvalidGrant } from "@/lib/protocol/errors";
@@ -94,6 +93,7 @@ function verifyPkce(code: AuthorizationCode, verifier: string | undefined, publi
   if (verifier === undefined) throw new InvalidGrant("code_verifier is missing.");
   if (!CODE_VERIFIER.test(verifier)) throw new InvalidGrant("code_verifier is malformed.");
   if (code.codeChallengeMethod !== "S256") throw new InvalidGrant("Only the S256 code challenge method is supported.");
-  const computed = createHash("sha256").update(verifier, "ascii").digest("base64url");
+  // RFC 7636 4.6: BASE64URL(SHA256(ASCII(verifier))); the verifier is ASCII (checked above), so its UTF-8 is the same.
+  const computed = sha256(verifier);
   if (!constantTimeEqual(computed, code.codeChallenge)) throw new InvalidGrant("code_verifier does not match the code_challenge.");
 }
