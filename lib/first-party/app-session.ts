@@ -1,8 +1,7 @@
 import { dateOf } from "@/lib/clock";
-import { createHash } from "node:crypto";
 import { decodeJwt } from "jose";
 import type { Engine } from "@/lib/engine";
-import { constantTimeEqual, decrypt, encrypt, hmac, randomToken } from "@/lib/crypto";
+import { constantTimeEqual, decrypt, encrypt, hmac, randomToken, sha256 } from "@/lib/crypto";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { handleToken } from "@/lib/oauth/token-endpoint";
 import { serializeCookie } from "@/lib/session/cookies";
@@ -62,7 +61,7 @@ export async function startAppSignIn(
     returnTo: safeReturnTo(app, opts.returnTo),
     exp: inst.clock.now() + LOGIN_MAX_AGE * 1000,
   };
-  const challenge = createHash("sha256").update(pending.verifier).digest("base64url");
+  const challenge = sha256(pending.verifier);
   const url = new URL(`${issuer}/oauth/v2/authorize`);
   url.search = new URLSearchParams({
     client_id: app.clientId,
