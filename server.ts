@@ -14,6 +14,7 @@ import { adoptBuiltNextConfig } from "@torii/core/server/built-next-config";
 import { superviseWorkers } from "@torii/core/server/cluster";
 import { createToriiServer } from "@torii/core/server/create-server";
 import { stopOnSignals } from "@torii/core/server/graceful-shutdown";
+import { switchOffIdleAsyncContexts } from "@torii/core/server/idle-async-context";
 
 async function main() {
   let cfg;
@@ -55,12 +56,15 @@ async function main() {
   adoptEngine(inst);
 
   adoptBuiltNextConfig(process.cwd());
+  // Before Next is loaded, so that its AsyncLocalStorage instances (and React's) can be switched
+  // off while no page is in flight: they would keep Node's async hooks on for every request.
+  const contexts = switchOffIdleAsyncContexts();
   // Imported here, not at the top: a primary that only supervises workers never loads Next.
   const { default: next } = await import("next");
   const app = next({ dev: false, dir: process.cwd(), hostname: cfg.hostname, port: cfg.port });
   await app.prepare();
   const handle = app.getRequestHandler();
-  const server = createToriiServer(inst, (req, res) => handle(req, res));
+  const server = createToriiServer(inst, contexts.serving((req, res) => handle(req, res)));
 
   server.on("error", (err: NodeJS.ErrnoException) => {
     console.error(err.code === "EADDRINUSE" ? `Configuration error: PORT ${cfg.port} is already in use` : err.message);
