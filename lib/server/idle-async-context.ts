@@ -40,8 +40,9 @@ export function switchOffIdleAsyncContexts({ idleMs = IDLE_MS }: { idleMs?: numb
   const made = new Set<WeakRef<asyncHooks.AsyncLocalStorage<unknown>>>();
 
   class RememberedAsyncLocalStorage<T> extends Original<T> {
-    constructor() {
-      super();
+    // Whatever the parent takes (Node 22 and later accept options).
+    constructor(...args: ConstructorParameters<typeof Original>) {
+      super(...args);
       made.add(new WeakRef(this));
     }
   }
