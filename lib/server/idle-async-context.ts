@@ -17,8 +17,8 @@ export interface IdleAsyncContexts {
  * Switches off the `AsyncLocalStorage` instances of Next and React while no page is in flight.
  *
  * Why: on Node 20 and 22, an enabled `AsyncLocalStorage` turns on async hooks for the whole
- * process, and an instance stays enabled until it is disabled. Next and React enable theirs (nine
- * of them) on the first page they render and never disable them, so from then on every promise
+ * process, and an instance stays enabled until it is disabled. Next and React make nine, enable
+ * those a page uses (five in a sign-in) and never disable them, so from then on every promise
  * and callback of every request runs the hooks, the token endpoint's included, which never uses
  * them. A promise then costs about 230 to 460 ns instead of 30 to 55, and a client credentials
  * request about a seventh more CPU (README, "Benchmark"). A disabled instance enables itself again
