@@ -25,6 +25,10 @@ function response(): ServerResponse & { close(): void } {
   res.close = () => void res.emit("close");
   return res;
 }
+/** Closes a response made by `response()`, from inside a handler. */
+const close = (res: ServerResponse) => {
+  (res as ReturnType<typeof response>).close();
+};
 const request = new EventEmitter() as unknown as IncomingMessage;
 
 /** A page: reads its store after an await inside `run`, as Next reads its request's. */
@@ -67,7 +71,7 @@ describe("Next's AsyncLocalStorage instances are switched off while no page is i
     const serve = contexts.serving(async (_req, res) => {
       await page(a, 1, seen);
       await page(b, 1, seen);
-      (res as ReturnType<typeof response>).close();
+      close(res);
     });
     // A context made during a page, still waiting when the server falls idle.
     const later = storeSeenLater(a, { page: 0 }, IDLE * 4);
@@ -133,7 +137,7 @@ describe("Next's AsyncLocalStorage instances are switched off while no page is i
     const a = new (fromAsyncHooks())<string>();
     const serve = contexts.serving((_req, res) => {
       a.run("page", () => undefined);
-      (res as ReturnType<typeof response>).close();
+      close(res);
     });
     await serve(request, response());
     const later = storeSeenLater(a, "kept", IDLE * 4);
@@ -147,7 +151,7 @@ describe("Next's AsyncLocalStorage instances are switched off while no page is i
     const a = new (fromAsyncHooks())<string>();
     const serve = contexts.serving((_req, res) => {
       a.run("page", () => undefined);
-      (res as ReturnType<typeof response>).close();
+      close(res);
       throw new Error("render failed");
     });
     await expect(serve(request, response())).rejects.toThrow("render failed");
@@ -158,7 +162,7 @@ describe("Next's AsyncLocalStorage instances are switched off while no page is i
     const own = new AsyncLocalStorage<string>();
     contexts = switchOffIdleAsyncContexts({ idleMs: IDLE });
     const serve = contexts.serving((_req, res) => {
-      (res as ReturnType<typeof response>).close();
+      close(res);
     });
     const later = storeSeenLater(own, "engine", IDLE * 3);
     await serve(request, response());

@@ -1,14 +1,12 @@
 import asyncHooks from "node:async_hooks";
-import type { IncomingMessage, ServerResponse } from "node:http";
-
-type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+import type { NextRequestHandler } from "./create-server";
 
 /** How long no page has been in flight before Next's contexts are switched off. */
-export const IDLE_MS = 1_000;
+const IDLE_MS = 1_000;
 
 export interface IdleAsyncContexts {
   /** Next's request handler, counting the requests it has in flight. */
-  serving(handler: Handler): Handler;
+  serving(handler: NextRequestHandler): NextRequestHandler;
   /** Gives `node:async_hooks` and `globalThis` their own class back (tests). */
   uninstall(): void;
 }
