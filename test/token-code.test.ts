@@ -186,4 +186,25 @@ describe("authorization_code grant", () => {
     const r = await token(t, { grant_type: "authorization_code", code, redirect_uri: REDIRECT }, { auth: basic(client.id, secret!) });
     expect(r.body.error).toBe("invalid_grant");
   });
+
+  // The code is read joined with its grant; a grant that is gone must come back as nothing (not as
+  // an object of empty columns, which would read as "not revoked"), and one revoked must refuse.
+  it("refuses a code whose grant was revoked or no longer exists, and leaves the code unused", async () => {
+    for (const change of ["revoke", "delete"] as const) {
+      const { client, secret } = await makeClient(t);
+      const user = await makeUser(t);
+      const { code, grantId } = await makeCode(t, { client, user, sessionId: await makeSession(t, user.id) });
+      const changed = resultRows<{ id: string }>(
+        await t.inst.db.execute(
+          change === "revoke" ? sql`UPDATE grants SET revoked_at = now() WHERE id = ${grantId} RETURNING id` : sql`DELETE FROM grants WHERE id = ${grantId} RETURNING id`,
+        ),
+      );
+      expect(changed).toHaveLength(1);
+      const r = await token(t, { grant_type: "authorization_code", code, redirect_uri: REDIRECT }, { auth: basic(client.id, secret!) });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe("invalid_grant");
+      const used = resultRows<{ used_at: Date | null }>(await t.inst.db.execute(sql`SELECT used_at FROM authorization_codes WHERE grant_id = ${grantId}`));
+      expect(used).toEqual([{ used_at: null }]);
+    }
+  });
 });

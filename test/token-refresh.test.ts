@@ -100,6 +100,22 @@ describe("refresh_token grant", () => {
     expect(missing.body.error).toBe("invalid_request");
   });
 
+  // The refresh grant reads the token joined with its family and grant; a row that is gone must
+  // come back as nothing (not as an object of empty columns, which would read as "not revoked").
+  it("refuses a refresh token whose grant or whose family no longer exists, and changes nothing", async () => {
+    for (const table of ["grants", "refresh_token_families"] as const) {
+      const { client, secret, grantId, first } = await start();
+      const where = table === "grants" ? sql`id = ${grantId}` : sql`grant_id = ${grantId}`;
+      const gone = resultRows<{ id: string }>(await t.inst.db.execute(sql`DELETE FROM ${sql.identifier(table)} WHERE ${where} RETURNING id`));
+      expect(gone).toHaveLength(1);
+      const r = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(client.id, secret) });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe("invalid_grant");
+      const rotated = resultRows<{ rotated_at: Date | null }>(await t.inst.db.execute(sql`SELECT rotated_at FROM tokens WHERE token_hash = ${sha256(first.refresh_token)}`));
+      expect(rotated).toEqual([{ rotated_at: null }]);
+    }
+  });
+
   it("refuses an expired refresh token with invalid_grant", async () => {
     const { client, secret, first } = await start();
     const expired = resultRows<{ id: string }>(

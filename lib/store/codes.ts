@@ -4,7 +4,7 @@ import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import { sessionHasEnded, type Grant } from "./grants";
 import type { User } from "./users";
-import { insertRow, preparedRead, statement } from "./statement";
+import { columnsOf, insertRow, preparedRead, statement } from "./statement";
 import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
 export type AuthorizationCode = typeof authorizationCodes.$inferSelect;
@@ -40,8 +40,17 @@ export function createAuthorizationCode(db: Executor, c: NewAuthorizationCode, n
   return runWrite(createAuthorizationCodeWrite(db, c, now));
 }
 
+/**
+ * What the code grant reads of a code's grant (lib/oauth/grants/authorization-code.ts): whether it
+ * was revoked, and the APIs and claims it covers. Only these columns are read, `id` first (Drizzle
+ * makes a left-joined object null when its first column is): each column read costs the database
+ * its output on every redemption.
+ */
+const REDEMPTION_GRANT_COLUMNS = ["id", "scopes", "claims", "resources", "revokedAt"] as const;
+export type RedemptionGrant = Pick<Grant, (typeof REDEMPTION_GRANT_COLUMNS)[number]>;
+
 /** A code and what redeeming it checks: its grant, its user, and whether its session has ended. */
-export type Redemption = { code: AuthorizationCode; grant: Grant | undefined; user: User | undefined; sessionEnded: boolean };
+export type Redemption = { code: AuthorizationCode; grant: RedemptionGrant | undefined; user: User | undefined; sessionEnded: boolean };
 
 /**
  * The stored code (used or not) with its grant, user and session, in one query: the code grant
@@ -53,7 +62,7 @@ export async function findCodeForRedemption(db: Executor, code: string, now: Dat
     db
       .select({
         code: authorizationCodes,
-        grant: grants,
+        grant: columnsOf(grants, REDEMPTION_GRANT_COLUMNS),
         user: users,
         // `id` first: Drizzle makes a left-joined object null when its first column is null.
         session: { id: sessions.id, endedAt: sessions.endedAt, absoluteExpiresAt: sessions.absoluteExpiresAt },

@@ -1,4 +1,4 @@
-import { getTableName, is, Param, Placeholder, sql, SQL, StringChunk, type SQLWrapper } from "drizzle-orm";
+import { getTableColumns, getTableName, is, Param, Placeholder, sql, SQL, StringChunk, type SQLWrapper } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import { resultRows, type Executor } from "@/lib/db/client";
 
@@ -81,6 +81,12 @@ export function preparedRead<Q>(db: Executor, key: string, build: (p: (name: str
 }
 
 const preparedReads = new WeakMap<Executor, Map<string, unknown>>();
+
+/** The columns `keys` of `table`, for a select that reads only what its caller uses. */
+export function columnsOf<T extends PgTable, K extends keyof T["_"]["columns"] & string>(table: T, keys: readonly K[]): Pick<T["_"]["columns"], K> {
+  const all = getTableColumns(table);
+  return Object.fromEntries(keys.map((k) => [k, all[k]])) as Pick<T["_"]["columns"], K>;
+}
 
 /**
  * `INSERT INTO table (…) VALUES (…)` for the columns `row` gives (those it leaves undefined take

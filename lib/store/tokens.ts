@@ -4,7 +4,7 @@ import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import type { Grant } from "./grants";
 import type { User } from "./users";
-import { insertRow, preparedRead, statement } from "./statement";
+import { columnsOf, insertRow, preparedRead, statement } from "./statement";
 import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
 export type StoredToken = typeof tokens.$inferSelect;
@@ -49,14 +49,34 @@ export async function findTokenByValue(db: Executor, value: string): Promise<Sto
   return t;
 }
 
-/** A stored token with its refresh family, grant and user (each undefined when it has none, or it is gone). */
-export type TokenWithGrant = { token: StoredToken; family: RefreshFamily | undefined; grant: Grant | undefined; user: User | undefined };
+/**
+ * What the refresh grant checks and carries over (lib/oauth/grants/refresh-token.ts): of the
+ * token, its family and its grant only these columns are read. Every column a read returns costs
+ * the database its output and the server its decoding, on every refresh: through the store on
+ * PGlite, the four whole rows took 128 µs of CPU a read (eight at a time) and these 105.
+ * `id` comes first in each: Drizzle makes a left-joined object null when its first column is.
+ */
+const REFRESH_TOKEN_COLUMNS = ["id", "kind", "clientId", "userId", "grantId", "familyId", "audience", "expiresAt", "revokedAt", "rotatedAt"] as const;
+const REFRESH_FAMILY_COLUMNS = ["id", "sessionId", "scopes", "authTime", "amr", "actor", "revokedAt"] as const;
+const REFRESH_GRANT_COLUMNS = ["id", "claims", "resources", "revokedAt"] as const;
 
-/** `findTokenByValue` and what the refresh grant checks with it, in one query. */
+export type RefreshToken = Pick<StoredToken, (typeof REFRESH_TOKEN_COLUMNS)[number]>;
+export type RefreshTokenFamily = Pick<RefreshFamily, (typeof REFRESH_FAMILY_COLUMNS)[number]>;
+export type RefreshTokenGrant = Pick<Grant, (typeof REFRESH_GRANT_COLUMNS)[number]>;
+
+/** A stored token with its refresh family, grant and user (each undefined when it has none, or it is gone). */
+export type TokenWithGrant = { token: RefreshToken; family: RefreshTokenFamily | undefined; grant: RefreshTokenGrant | undefined; user: User | undefined };
+
+/** The token with this value and what the refresh grant checks with it, in one query. */
 export async function findTokenWithGrant(db: Executor, value: string): Promise<TokenWithGrant | undefined> {
   const [row] = await preparedRead(db, "tokens.findWithGrant", (p, name) =>
     db
-      .select({ token: tokens, family: refreshTokenFamilies, grant: grants, user: users })
+      .select({
+        token: columnsOf(tokens, REFRESH_TOKEN_COLUMNS),
+        family: columnsOf(refreshTokenFamilies, REFRESH_FAMILY_COLUMNS),
+        grant: columnsOf(grants, REFRESH_GRANT_COLUMNS),
+        user: users,
+      })
       .from(tokens)
       .leftJoin(refreshTokenFamilies, eq(refreshTokenFamilies.id, tokens.familyId))
       .leftJoin(grants, eq(grants.id, tokens.grantId))

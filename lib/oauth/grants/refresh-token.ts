@@ -1,7 +1,6 @@
 import { dateOf } from "@/lib/clock";
 import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
-import type { Grant as StoredGrant } from "@/lib/store/grants";
-import type { RefreshFamily, StoredToken, TokenWithGrant } from "@/lib/store/tokens";
+import type { RefreshToken, RefreshTokenFamily, RefreshTokenGrant, TokenWithGrant } from "@/lib/store/tokens";
 import type { User } from "@/lib/store/users";
 import { InvalidGrant } from "@/lib/protocol/errors";
 import { parseParams } from "../params/parse";
@@ -64,7 +63,7 @@ export const refreshTokenGrant: Grant = {
 };
 
 /** The token's family, grant and user, when all are still live; `invalid_grant` otherwise. */
-function liveFamily({ token: t, family, grant, user }: TokenWithGrant): { family: RefreshFamily; grant: StoredGrant; user: User | null } {
+function liveFamily({ token: t, family, grant, user }: TokenWithGrant): { family: RefreshTokenFamily; grant: RefreshTokenGrant; user: User | null } {
   if (!family || family.revokedAt) throw new InvalidGrant(INVALID);
   if (!grant || grant.revokedAt) throw new InvalidGrant(INVALID);
   if (t.userId && (!user || user.locked)) throw new InvalidGrant("The user of this refresh token is no longer active.");
@@ -79,9 +78,9 @@ function liveFamily({ token: t, family, grant, user }: TokenWithGrant): { family
 async function issueFrom(
   env: IssueEnv,
   g: GrantRequest,
-  t: StoredToken,
-  family: RefreshFamily,
-  grant: StoredGrant,
+  t: RefreshToken,
+  family: RefreshTokenFamily,
+  grant: RefreshTokenGrant,
   user: User | null,
   scopes: string[],
   presented: Presented,
@@ -110,7 +109,7 @@ async function issueFrom(
 }
 
 /** A stored refresh token that is neither revoked nor expired. */
-function isStoredTokenActive(t: StoredToken, now: Date): boolean {
+function isStoredTokenActive(t: RefreshToken, now: Date): boolean {
   return !t.revokedAt && t.expiresAt > now;
 }
 
@@ -119,7 +118,7 @@ function isStoredTokenActive(t: StoredToken, now: Date): boolean {
  * successor is unused and the family live, the answer is that same successor with a fresh access
  * (and ID) token. Anything else is reuse: the family is revoked, and that revocation commits.
  */
-async function presentedAgain(g: GrantRequest, env: IssueEnv, t: StoredToken, presented: Presented, now: Date): Promise<TokenResponse | CommittedRefusal> {
+async function presentedAgain(g: GrantRequest, env: IssueEnv, t: RefreshToken, presented: Presented, now: Date): Promise<TokenResponse | CommittedRefusal> {
   const interval = refreshReuseIntervalSeconds(g.settings);
   if (interval > 0 && t.rotatedAt && !t.revokedAt && now.getTime() - t.rotatedAt.getTime() <= interval * 1000) {
     const value = successorValue(g.masterKey, presented.value);
