@@ -225,6 +225,23 @@ describe("sign-in and the code flow", () => {
     expect(Math.abs(after!.idleExpiresAt.getTime() - expected)).toBeLessThan(1000);
   });
 
+  // Recording activity is a write to the session's row, which every authorization of the browser
+  // shares; within a minute of the last recording an authorization leaves the row alone.
+  it("an authorization within a minute of the session's recorded activity answers without writing the session again", async () => {
+    const b = new Browser(t);
+    await b.signIn(await b.authorize(base()), "alice", "correct horse battery");
+    const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
+    const [before] = await t.inst.db.select().from(sessions).where(eq(sessions.userAgentId, ua!.id));
+    const recent = new Date(Date.now() - 50_000);
+    await t.inst.db.update(sessions).set({ lastActiveAt: recent }).where(eq(sessions.id, before!.id));
+    for (const prompt of [undefined, "none"]) {
+      expect(redirectParams(await b.authorize({ ...base(), ...(prompt ? { prompt } : {}) })).get("code")).toBeTruthy();
+    }
+    const [after] = await t.inst.db.select().from(sessions).where(eq(sessions.id, before!.id));
+    expect(after!.lastActiveAt).toEqual(recent);
+    expect(after!.idleExpiresAt).toEqual(before!.idleExpiresAt);
+  });
+
   it("the session is then used silently, also with prompt=none; prompt=login asks again", async () => {
     const b = new Browser(t);
     await b.signIn(await b.authorize(base()), "alice", "correct horse battery");

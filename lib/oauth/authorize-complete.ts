@@ -1,4 +1,5 @@
 import { pageOverrides } from "@/lib/i18n/overrides";
+import { activityDue } from "@/lib/session/activity";
 import type { Engine } from "@/lib/engine";
 import type { AuthRequest, NewAuthRequest } from "@/lib/store/auth-requests";
 import type { Client } from "@/lib/store/clients";
@@ -49,7 +50,7 @@ export async function completeAuthorization(
 
   return inst.store.atomically(async (tx) => {
     if (authRequestId !== null && !(await tx.authRequests.complete(authRequestId))) throw new InvalidRequest("This authorization request was already answered.");
-    await tx.sessions.touch(session.id, settings.lifetimes);
+    if (activityDue(session.lastActiveAt, settings.lifetimes, tx.clock.now())) await tx.sessions.touch(session.id, settings.lifetimes);
     const grantType = req.responseType === "code" ? "authorization_code" : "implicit";
     const grant = await tx.grants.create({
       clientId: client.id,
