@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PreparedTexts, type Executor } from "@/lib/db/client";
 import { PgliteClient } from "@/lib/db/pglite-client";
 import { startPgliteThread } from "@/lib/db/pglite-thread";
-import { insertRow, statement } from "@/lib/store/statement";
+import { columnsOf, insertRow, statement } from "@/lib/store/statement";
 import { runGuard, runWrite, WriteBatch, isGuardLost } from "@/lib/store/write";
 
 const things = pgTable("things", {
@@ -94,5 +94,16 @@ describe("the batched statements prepared on PostgreSQL", () => {
     expect(texts.admit("SELECT 1")).toBe(true);
     expect(texts.admit("SELECT 3")).toBe(false);
     expect(texts.admit("SELECT 2")).toBe(true);
+  });
+});
+
+// A left-joined table's object is null only when its first column is: a column that may be null
+// first would make a row that exists read as missing, so columnsOf refuses it.
+describe("columnsOf", () => {
+  it("gives the columns asked for, and refuses a first column that may be null", () => {
+    expect(Object.keys(columnsOf(things, ["id", "doc", "at"]))).toEqual(["id", "doc", "at"]);
+    expect(columnsOf(things, ["label"]).label).toBe(things.label);
+    expect(() => columnsOf(things, ["doc", "id"])).toThrow(/first column must be one that is never null/);
+    expect(() => columnsOf(things, [])).toThrow(/first column/);
   });
 });

@@ -42,9 +42,7 @@ export function createAuthorizationCode(db: Executor, c: NewAuthorizationCode, n
 
 /**
  * What the code grant reads of a code's grant (lib/oauth/grants/authorization-code.ts): whether it
- * was revoked, and the APIs and claims it covers. Only these columns are read, `id` first (Drizzle
- * makes a left-joined object null when its first column is): each column read costs the database
- * its output on every redemption.
+ * was revoked, and the APIs and claims it covers (`columnsOf`).
  */
 const REDEMPTION_GRANT_COLUMNS = ["id", "scopes", "claims", "resources", "revokedAt"] as const;
 export type RedemptionGrant = Pick<Grant, (typeof REDEMPTION_GRANT_COLUMNS)[number]>;

@@ -82,9 +82,15 @@ export function preparedRead<Q>(db: Executor, key: string, build: (p: (name: str
 
 const preparedReads = new WeakMap<Executor, Map<string, unknown>>();
 
-/** The columns `keys` of `table`, for a select that reads only what its caller uses. */
+/**
+ * The columns `keys` of `table`, for a select that reads only what its caller uses (each column
+ * returned costs the database and the server on every call). The first must be a column that is
+ * never null, such as the key: Drizzle makes a left-joined table's object null when its first
+ * column is null, which is how a missing row comes back as nothing rather than as empty columns.
+ */
 export function columnsOf<T extends PgTable, K extends keyof T["_"]["columns"] & string>(table: T, keys: readonly K[]): Pick<T["_"]["columns"], K> {
   const all = getTableColumns(table);
+  if (!keys.length || !all[keys[0]!]!.notNull) throw new Error(`columnsOf(${getTableName(table)}): the first column must be one that is never null`);
   return Object.fromEntries(keys.map((k) => [k, all[k]])) as Pick<T["_"]["columns"], K>;
 }
 

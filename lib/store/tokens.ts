@@ -51,10 +51,8 @@ export async function findTokenByValue(db: Executor, value: string): Promise<Sto
 
 /**
  * What the refresh grant checks and carries over (lib/oauth/grants/refresh-token.ts): of the
- * token, its family and its grant only these columns are read. Every column a read returns costs
- * the database its output and the server its decoding, on every refresh: through the store on
+ * token, its family and its grant only these columns are read (`columnsOf`). Through the store on
  * PGlite, the four whole rows took 128 µs of CPU a read (eight at a time) and these 105.
- * `id` comes first in each: Drizzle makes a left-joined object null when its first column is.
  */
 const REFRESH_TOKEN_COLUMNS = ["id", "kind", "clientId", "userId", "grantId", "familyId", "audience", "expiresAt", "revokedAt", "rotatedAt"] as const;
 const REFRESH_FAMILY_COLUMNS = ["id", "sessionId", "scopes", "authTime", "amr", "actor", "revokedAt"] as const;
