@@ -67,14 +67,7 @@ describe("database round-trip counter", () => {
    * statement with no BEGIN and COMMIT (lib/store/write.ts); only its reads come before it.
    */
   it("sends each grant's writes as one statement, which writes everything", async () => {
-    const post = async (params: Record<string, string>, auth: string) => {
-      const res = await fetch(countingUrl + "/oauth/v2/token", {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded", authorization: auth },
-        body: new URLSearchParams(params).toString(),
-      });
-      return { trips: Number(res.headers.get(ROUND_TRIPS_HEADER)), status: res.status, body: (await res.json()) as Record<string, string> };
-    };
+    const post = (params: Record<string, string>, auth: string) => tokenCall(countingUrl, params, auth);
     const audited = async (action: string, clientId: string) =>
       resultRows<{ n: number }>(await t.inst.db.execute(sql`select count(*)::int as n from audit_events where action = ${action} and client_id = ${clientId}`))[0]!;
 
@@ -105,7 +98,11 @@ describe("database round-trip counter", () => {
     // One read (the token with its family, grant and user), then the one write.
     expect(refreshed.trips).toBe(2);
     // Everything was written: the successor works, the presented token is spent (reuse revokes).
-    expect((await post({ grant_type: "refresh_token", refresh_token: refreshed.body.refresh_token! }, auth)).status).toBe(200);
+    // The successor's rotation reads nothing: this instance remembered what its read would give,
+    // and the write's guard checks in the database whatever of it can have changed.
+    const successor = await post({ grant_type: "refresh_token", refresh_token: refreshed.body.refresh_token! }, auth);
+    expect(successor.status).toBe(200);
+    expect(successor.trips).toBe(1);
     const reused = await post({ grant_type: "refresh_token", refresh_token: redeemed.body.refresh_token! }, auth);
     expect(reused.status).toBe(400);
     expect(reused.body.error).toBe("invalid_grant");
@@ -117,6 +114,29 @@ describe("database round-trip counter", () => {
    * and the browser's live sessions (lib/store/sessions.ts browserWithSessions), then the one write
    * (the code and the session's activity).
    */
+  /**
+   * The successor's guard compares the user's `updated_at` to the millisecond, since a JavaScript
+   * Date keeps no more; PostgreSQL keeps microseconds. With a time late in its millisecond (a
+   * driver that rounded instead of truncating would read the next one), the guard must still win
+   * at the first try: one statement, no transaction around a second run.
+   */
+  it("rotates a remembered successor in one statement whatever the microseconds of the user's updated_at", async () => {
+    const { client, secret } = await makeClient(t, { accessTokenType: "opaque" });
+    const user = await makeUser(t);
+    await t.inst.db.execute(sql`UPDATE users SET updated_at = date_trunc('milliseconds', now()) + interval '987 microseconds' WHERE id = ${user.id}`);
+    const { code } = await makeCode(t, { client, user, scopes: ["openid", "offline_access"], challenge: CHALLENGE });
+    const auth = basic(client.id, secret!);
+    let refreshToken = (await tokenCall(countingUrl, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb", code_verifier: VERIFIER }, auth)).body.refresh_token!;
+    const trips: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await tokenCall(countingUrl, { grant_type: "refresh_token", refresh_token: refreshToken }, auth);
+      expect(r.status).toBe(200);
+      trips.push(r.trips);
+      refreshToken = r.body.refresh_token!;
+    }
+    expect(trips).toEqual([2, 1, 1]);
+  });
+
   it("answers a signed-in browser's authorization request with one read and one write", async () => {
     const { client } = await makeClient(t);
     const user = await makeUser(t);
@@ -135,3 +155,12 @@ describe("database round-trip counter", () => {
     expect(answered.trips).toBe(2);
   });
 });
+
+async function tokenCall(base: string, params: Record<string, string>, auth: string): Promise<{ trips: number; status: number; body: Record<string, string> }> {
+  const res = await fetch(base + "/oauth/v2/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", authorization: auth },
+    body: new URLSearchParams(params).toString(),
+  });
+  return { trips: Number(res.headers.get(ROUND_TRIPS_HEADER)), status: res.status, body: (await res.json()) as Record<string, string> };
+}

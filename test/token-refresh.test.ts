@@ -146,3 +146,91 @@ describe("refresh_token grant", () => {
     expect(r.body.error).toBe("unauthorized_client");
   });
 });
+
+/**
+ * A successor's rotation reads nothing: the instance that issued it remembered what the read
+ * would give (Store.refreshSuccessors), and the rotation's guard checks in the database whatever
+ * of that can have changed (lib/store/tokens.ts markRotatedWrite). Each case below changes the
+ * database after the first rotation, the way another instance or an administrator would, then
+ * presents the remembered successor.
+ */
+describe("refresh_token grant: a successor this instance remembered", () => {
+  async function rotatedOnce(o: Parameters<typeof makeClient>[1] = {}) {
+    const s = await start(o);
+    const second = await token(t, { grant_type: "refresh_token", refresh_token: s.first.refresh_token }, { auth: basic(s.client.id, s.secret) });
+    expect(second.status).toBe(200);
+    return { ...s, second: second.body };
+  }
+  const rotatedAt = async (value: string) =>
+    resultRows<{ rotated_at: Date | null }>(await t.inst.db.execute(sql`SELECT rotated_at FROM tokens WHERE token_hash = ${sha256(value)}`))[0]?.rotated_at ?? null;
+
+  it("is refused once its grant was revoked in the database by anyone, and stays unrotated", async () => {
+    const { client, secret, grantId, second } = await rotatedOnce();
+    // Not through this engine: nothing in its memory learns of it.
+    await t.inst.db.execute(sql`UPDATE grants SET revoked_at = now() WHERE id = ${grantId}`);
+    const r = await token(t, { grant_type: "refresh_token", refresh_token: second.refresh_token }, { auth: basic(client.id, secret) });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_grant");
+    expect(await rotatedAt(second.refresh_token)).toBeNull();
+  });
+
+  it("is refused once its family was revoked, or it expired, in the database", async () => {
+    for (const change of ["family", "expiry"] as const) {
+      const { client, secret, grantId, second } = await rotatedOnce();
+      await t.inst.db.execute(
+        change === "family"
+          ? sql`UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'test' WHERE grant_id = ${grantId}`
+          : sql`UPDATE tokens SET expires_at = now() - interval '1 second' WHERE token_hash = ${sha256(second.refresh_token)}`,
+      );
+      const r = await token(t, { grant_type: "refresh_token", refresh_token: second.refresh_token }, { auth: basic(client.id, secret) });
+      expect(r.status, change).toBe(400);
+      expect(r.body.error).toBe("invalid_grant");
+      expect(await rotatedAt(second.refresh_token)).toBeNull();
+    }
+  });
+
+  it("is refused after the user signs out of the session it came from", async () => {
+    const { client, secret, sid, second } = await rotatedOnce();
+    await t.inst.store.grants.revokeSessionTokens(sid, "logout");
+    const r = await token(t, { grant_type: "refresh_token", refresh_token: second.refresh_token }, { auth: basic(client.id, secret) });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_grant");
+  });
+
+  it("is refused once its user is locked", async () => {
+    const { client, secret, user, second } = await rotatedOnce();
+    const locked = await t.api(`/management/v1/users/${user.id}`, { method: "PATCH", json: { locked: true } });
+    expect(locked.status).toBe(200);
+    const r = await token(t, { grant_type: "refresh_token", refresh_token: second.refresh_token }, { auth: basic(client.id, secret) });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_grant");
+  });
+
+  it("carries the user's claims as they are now, not as they were at the last rotation", async () => {
+    // A client that takes the user's claims in the ID token even with an access token.
+    const { client, secret, user, second } = await rotatedOnce({ idTokenUserinfoAssertion: true });
+    expect((await verify(t, second.id_token)).payload.name).toBe("Jane Doe");
+    const renamed = await t.api(`/management/v1/users/${user.id}`, { method: "PATCH", json: { givenName: "Renamed" } });
+    expect(renamed.status).toBe(200);
+    const r = await token(t, { grant_type: "refresh_token", refresh_token: second.refresh_token }, { auth: basic(client.id, secret) });
+    expect(r.status).toBe(200);
+    expect((await verify(t, r.body.id_token)).payload.name).toBe("Renamed Doe");
+    // And the one after it, remembered with the new claims, rotates as well.
+    const next = await token(t, { grant_type: "refresh_token", refresh_token: r.body.refresh_token }, { auth: basic(client.id, secret) });
+    expect(next.status).toBe(200);
+    expect((await verify(t, next.body.id_token)).payload.name).toBe("Renamed Doe");
+  });
+
+  it("is not answered from memory for a token of another value or another client", async () => {
+    const a = await rotatedOnce();
+    const b = await start();
+    // The successor belongs to a's client: b's client is refused, and a's still rotates it after.
+    const wrong = await token(t, { grant_type: "refresh_token", refresh_token: a.second.refresh_token }, { auth: basic(b.client.id, b.secret) });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error).toBe("invalid_grant");
+    const right = await token(t, { grant_type: "refresh_token", refresh_token: a.second.refresh_token }, { auth: basic(a.client.id, a.secret) });
+    expect(right.status).toBe(200);
+    const tampered = await token(t, { grant_type: "refresh_token", refresh_token: `${right.body.refresh_token as string}x` }, { auth: basic(a.client.id, a.secret) });
+    expect(tampered.body.error).toBe("invalid_grant");
+  });
+});

@@ -29,6 +29,20 @@ export class TtlCache<V> {
     return value;
   }
 
+  /** Keeps `value` under `key`, for a later `take` (a write-through entry rather than a load). */
+  put(key: string, value: V): void {
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(key, { at: this.clock.now(), value: Promise.resolve(value) });
+  }
+
+  /** The fresh value under `key`, removed: each entry is answered once. */
+  take(key: string): Promise<V> | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    this.entries.delete(key);
+    return this.clock.now() - hit.at < this.ttlMs ? hit.value : undefined;
+  }
+
   /** Drops one key, or everything. */
   invalidate(key?: string): void {
     if (key === undefined) this.entries.clear();

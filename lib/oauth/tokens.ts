@@ -174,7 +174,7 @@ export async function issueIdToken(ctx: TokenContext): Promise<string> {
  * token itself when the caller derived it (a rotation's successor, grants/refresh-successor.ts);
  * otherwise 256 random bits.
  */
-export async function issueRefreshToken(ctx: TokenContext, value?: string): Promise<{ token: string; familyId: string; id: string }> {
+export async function issueRefreshToken(ctx: TokenContext, value?: string): Promise<{ token: string; familyId: string; id: string; expiresAt: Date }> {
   if (!ctx.grantId) throw new Error("a refresh token needs a grant");
   const expiresAt = new Date((nowSeconds(ctx) + ctx.client.refreshTokenLifetime) * 1000);
   const familyId =
@@ -205,7 +205,7 @@ export async function issueRefreshToken(ctx: TokenContext, value?: string): Prom
     actor: ctx.actor ?? null,
     expiresAt,
   });
-  return { token: stored.value, familyId, id: stored.id };
+  return { token: stored.value, familyId, id: stored.id, expiresAt };
 }
 
 /** Whether a refresh token goes out: only for `offline_access`, and only to a client registered for the refresh grant. */

@@ -3,6 +3,7 @@ import type { Api } from "@/lib/store/apis";
 import type { Client } from "@/lib/store/clients";
 import type { ActiveKey } from "@/lib/store/signing-keys";
 import type { Settings } from "@/lib/store/settings";
+import type { TokenWithGrant } from "@/lib/store/tokens";
 import { TtlCache } from "@/lib/cache/ttl-cache";
 import type { Clock } from "@/lib/clock";
 
@@ -19,6 +20,9 @@ export type CacheName = "settings" | "clients" | "keys" | "textOverrides" | "acc
  * the same PostgreSQL; this bounds the staleness on another instance only when a notification is lost.
  */
 export const ACCESS_TOKEN_CACHE_SECONDS = 5;
+
+/** How long a successor's read is remembered for its own rotation (`refreshSuccessors`). */
+export const REFRESH_SUCCESSOR_SECONDS = 3600;
 
 export type KeyMaterial = {
   jwks: { body: string; etag: string };
@@ -39,6 +43,12 @@ export class Caches {
   readonly accessTokens: TtlCache<object | undefined>;
   /** The user claims a grant's authorization request asked for at userinfo, by grant id: a grant's never change. */
   readonly grantClaims: TtlCache<string[]>;
+  /**
+   * Refresh tokens this instance issued as a rotation's successor, by the SHA-256 of the token,
+   * with what their own rotation would read (`Store.refreshSuccessors`). Taken once; a rotation
+   * trusts one only together with its guard (lib/store/tokens.ts markRotatedWrite).
+   */
+  readonly refreshSuccessors: TtlCache<TokenWithGrant>;
   /** The discovery document by enabled features (the issuer is the engine's). */
   readonly discovery: TtlCache<string>;
   /**
@@ -56,6 +66,9 @@ export class Caches {
     this.apis = new TtlCache(clock, 3_000, 1);
     this.accessTokens = new TtlCache(clock, ACCESS_TOKEN_CACHE_SECONDS * 1000, 50_000);
     this.grantClaims = new TtlCache(clock, 60_000, 50_000);
+    // An hour covers a client that refreshes when its access token (an hour by default) runs
+    // out; 10,000 entries of a few kB each bound the memory.
+    this.refreshSuccessors = new TtlCache(clock, REFRESH_SUCCESSOR_SECONDS * 1000, 10_000);
     this.discovery = new TtlCache(clock, Number.POSITIVE_INFINITY, 16);
     this.parsedKeys = new TtlCache(clock, Number.POSITIVE_INFINITY);
   }
@@ -79,5 +92,6 @@ export class Caches {
 
   invalidateAll(): void {
     for (const name of ["settings", "clients", "keys", "textOverrides", "accessTokens", "apis"] as const) this.invalidate(name);
+    this.refreshSuccessors.invalidate();
   }
 }

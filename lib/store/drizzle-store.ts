@@ -71,7 +71,7 @@ export function repositoriesOn(db: Executor, clock: Clock, revoked: () => Promis
       insertOpaque: (t) => insertOpaqueToken(db, t),
       findByValue: (value) => findTokenByValue(db, value),
       findWithGrant: (value) => findTokenWithGrant(db, value),
-      markRotated: (id, now) => markRotated(db, id, at(now)),
+      markRotated: (r, now) => markRotated(db, r, at(now)),
       createFamily: (f) => createRefreshFamily(db, f),
       getFamily: (id) => getRefreshFamily(db, id),
       revokeFamily: revoking((id: string, reason: string, now?: Date) => revokeFamily(db, id, reason, at(now))),
@@ -146,7 +146,7 @@ function batchedRepositories(direct: Repositories, db: Executor, batch: WriteBat
       insertOpaque: (t) => batch.add(insertOpaqueTokenWrite(db, t)),
       findByValue: beforeWrites("tokens.findByValue", direct.tokens.findByValue),
       findWithGrant: beforeWrites("tokens.findWithGrant", direct.tokens.findWithGrant),
-      markRotated: (id, now) => batch.guard(markRotatedWrite(db, id, at(now))),
+      markRotated: (r, now) => batch.guard(markRotatedWrite(db, r, at(now))),
       createFamily: (f) => batch.add(createRefreshFamilyWrite(db, f)),
       getFamily: beforeWrites("tokens.getFamily", direct.tokens.getFamily),
       revokeFamily: refuse("tokens.revokeFamily"),
@@ -203,6 +203,10 @@ export function drizzleStore(scope: StoreScope): Store {
         if (!value) scope.caches.accessTokens.invalidate(key);
         return value;
       },
+    },
+    refreshSuccessors: {
+      remember: (value, read) => { scope.caches.refreshSuccessors.put(sha256(value), read); },
+      take: (value) => scope.caches.refreshSuccessors.take(sha256(value)),
     },
     grantClaims: {
       userinfo: (grantId) => scope.caches.grantClaims.get(grantId, async () => (await getGrant(scope.db, grantId))?.claims?.userinfo ?? []),

@@ -20,6 +20,7 @@ import type {
   isAccessTokenRevoked,
   markRotated,
   revokeFamily,
+  TokenWithGrant,
 } from "./tokens";
 import type { findUserByLoginName, getMachineKey, getUser } from "./users";
 
@@ -170,6 +171,13 @@ export interface Store extends Repositories {
    * drops the cache when it commits, here and on the other instances.
    */
   readonly activeTokens: { through<T extends object>(token: string, load: () => Promise<T | undefined>): Promise<T | undefined> };
+  /**
+   * The read of a refresh token this instance issued as a rotation's successor
+   * (`tokens.findWithGrant`), remembered for that token's own rotation so that it needs no read:
+   * `take` answers it once. Never trusted alone: the rotation's guard checks in the database
+   * everything in it that can change (lib/store/tokens.ts markRotatedWrite).
+   */
+  readonly refreshSuccessors: { remember(value: string, read: TokenWithGrant): void; take(value: string): Promise<TokenWithGrant> | undefined };
   /** The user claims a grant's authorization request asked for at userinfo (OIDC Core 5.5); cached, they never change. */
   readonly grantClaims: { userinfo(grantId: string): Promise<string[]> };
   readonly rateLimits: {

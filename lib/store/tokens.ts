@@ -85,11 +85,29 @@ export async function findTokenWithGrant(db: Executor, value: string): Promise<T
   return row && { token: row.token, family: row.family ?? undefined, grant: row.grant ?? undefined, user: row.user ?? undefined };
 }
 
+/** What a rotation checks the database still says of the token it read (`TokenWithGrant`). */
+export type Rotation = {
+  id: string;
+  /** The presented value: its hash must still be this row's, so a remembered id can never rotate another token. */
+  value: string;
+  /** The user's `updatedAt` as it was read (null for a client's own token): a change since then loses the guard. */
+  userVersion: Date | null;
+};
+
 /**
- * Marks a refresh token as exchanged for its successor. Exactly one concurrent caller wins;
- * the others see `false` and must treat the request as reuse.
+ * Marks a refresh token as exchanged for its successor, and only if everything the refresh grant
+ * checked when it read the token still holds when the write commits: the token neither rotated,
+ * revoked nor expired, its family and grant not revoked, its user neither locked, deleted nor
+ * changed (`updated_at` as read, to the millisecond, which is what a JavaScript Date keeps).
+ *
+ * Why all of it here and not only "not rotated": the read may be from memory (the successor this
+ * instance issued, `Store.refreshSuccessors`), and on PostgreSQL another instance may have revoked
+ * the grant since. With the checks in the guard, a revocation or a profile change that commits
+ * before the rotation makes the guard lose, and the grant runs again in a transaction on a fresh
+ * read (lib/store/write.ts); what was read can never outlive what the database says.
+ * Exactly one concurrent caller wins; the others see `false`.
  */
-export function markRotatedWrite(db: Executor, id: string, now: Date): GuardWrite {
+export function markRotatedWrite(db: Executor, r: Rotation, now: Date): GuardWrite {
   return {
     guard: statement(
       db,
@@ -98,15 +116,26 @@ export function markRotatedWrite(db: Executor, id: string, now: Date): GuardWrit
         db
           .update(tokens)
           .set({ rotatedAt: sql`${p("now")}::timestamptz` })
-          .where(and(eq(tokens.id, p("id")), isNull(tokens.rotatedAt), isNull(tokens.revokedAt)))
+          .where(
+            and(
+              eq(tokens.id, p("id")),
+              eq(tokens.tokenHash, p("hash")),
+              isNull(tokens.rotatedAt),
+              isNull(tokens.revokedAt),
+              sql`${tokens.expiresAt} > ${p("now")}::timestamptz`,
+              sql`EXISTS (SELECT 1 FROM ${refreshTokenFamilies} WHERE ${refreshTokenFamilies.id} = ${tokens.familyId} AND ${refreshTokenFamilies.revokedAt} IS NULL)`,
+              sql`EXISTS (SELECT 1 FROM ${grants} WHERE ${grants.id} = ${tokens.grantId} AND ${grants.revokedAt} IS NULL)`,
+              sql`(${tokens.userId} IS NULL OR EXISTS (SELECT 1 FROM ${users} WHERE ${users.id} = ${tokens.userId} AND NOT ${users.locked} AND date_trunc('milliseconds', ${users.updatedAt}) = ${p("userVersion")}::timestamptz))`,
+            ),
+          )
           .returning({ id: tokens.id }),
-      { now: now.toISOString(), id },
+      { now: now.toISOString(), id: r.id, hash: sha256(r.value), userVersion: r.userVersion?.toISOString() ?? null },
     ),
   };
 }
 
-export function markRotated(db: Executor, id: string, now: Date): Promise<boolean> {
-  return runGuard(markRotatedWrite(db, id, now));
+export function markRotated(db: Executor, r: Rotation, now: Date): Promise<boolean> {
+  return runGuard(markRotatedWrite(db, r, now));
 }
 
 export type NewFamily = {

@@ -231,10 +231,14 @@ export class MemoryStore {
             t && { token: t, family: t.familyId ? s().families.get(t.familyId) : undefined, grant: s().grants.get(t.grantId), user: t.userId ? this.users.get(t.userId) : undefined },
           );
         },
-        markRotated: (id, now = dateOf(this.clock)) => {
+        markRotated: (r, now = dateOf(this.clock)) => {
           this.write("tokens.markRotated");
-          const t = s().tokens.get(id);
-          if (!t || t.rotatedAt || t.revokedAt) return Promise.resolve(false);
+          // What the Drizzle store's guard checks (lib/store/tokens.ts markRotatedWrite).
+          const t = s().tokens.get(r.id);
+          if (!t || t.tokenHash !== sha256(r.value) || t.rotatedAt || t.revokedAt || t.expiresAt <= now) return Promise.resolve(false);
+          if (s().families.get(t.familyId ?? "")?.revokedAt !== null || s().grants.get(t.grantId)?.revokedAt !== null) return Promise.resolve(false);
+          const user = t.userId ? this.users.get(t.userId) : undefined;
+          if (t.userId && (!user || user.locked || user.updatedAt.getTime() !== r.userVersion?.getTime())) return Promise.resolve(false);
           t.rotatedAt = now;
           return Promise.resolve(true);
         },
@@ -424,6 +428,8 @@ export class MemoryStore {
       },
       // No cache: every resolution reads the state, so a test sees each write at once.
       activeTokens: { through: (_token, load) => load() },
+      // Nothing remembered: every rotation reads.
+      refreshSuccessors: { remember: () => undefined, take: () => undefined },
       grantClaims: { userinfo: (grantId) => Promise.resolve(this.state.grants.get(grantId)?.claims?.userinfo ?? []) },
       rateLimits: { hit: (_key, limit, windowSeconds) => Promise.resolve({ allowed: true, count: 1, limit, retryAfterSeconds: windowSeconds }) },
       transaction: (fn) => this.transaction(fn),

@@ -42,6 +42,8 @@ export async function issueUserTokens(
      * keeps the whole grant so that it can be exchanged for another of its APIs later.
      */
     target?: { api: Target; roles: readonly string[] } | null;
+    /** Told the stored row of a new refresh token (the refresh grant remembers its successor's). */
+    onRefreshToken?: (stored: { id: string; expiresAt: Date }) => void;
   },
 ): Promise<TokenResponse> {
   const ctx: TokenContext = {
@@ -73,6 +75,7 @@ export async function issueUserTokens(
   else if (t.forceRefresh || wantsRefreshToken(t.client, refreshScopes)) {
     const rt = await issueRefreshToken({ ...ctx, scopes: refreshScopes }, t.refreshTokenValue);
     body.refresh_token = rt.token;
+    t.onRefreshToken?.(rt);
   }
   return body;
 }

@@ -35,9 +35,14 @@ export const refreshTokenGrant: Grant = {
     const p = parseParams(refreshTokenParams, g.form);
     const presented: Presented = { value: p.refresh_token, scope: p.scope, resources: resourcesOf(g.form), apis: await g.store.apis.list() };
     const client = g.client!;
-    return grantTransaction(g, async (env) => {
-      // The token, its family, grant and user in one read.
-      const found = await env.repos.tokens.findWithGrant(presented.value);
+    // What the successor's own rotation will read, when this one commits (remembered below).
+    let successor: TokenWithGrant | undefined;
+    const body = await grantTransaction(g, async (env) => {
+      successor = undefined;
+      // The token, its family, grant and user in one read; none for a successor this instance
+      // issued (taken once: a second run of this function, in a transaction, reads). The guard
+      // below checks against the database whatever of it can have changed since.
+      const found = (await g.store.refreshSuccessors.take(presented.value)) ?? (await env.repos.tokens.findWithGrant(presented.value));
       const t = found?.token;
       if (!found || !t || t.kind !== "refresh" || !t.familyId) throw new InvalidGrant(INVALID);
       if (t.clientId !== client.id) throw new InvalidGrant(INVALID);
@@ -47,9 +52,15 @@ export const refreshTokenGrant: Grant = {
       const { family, grant, user } = liveFamily(found);
       const scopes = narrowScopes(parseScopeTokens(presented.scope), family.scopes);
       // Concurrent uses of one token meet here: one rotates, the others see it rotated (or revoked).
-      if (!(await env.repos.tokens.markRotated(t.id, now))) return presentedAgain(g, env, (await env.repos.tokens.findByValue(presented.value))!, presented, now);
+      const rotation = { id: t.id, value: presented.value, userVersion: user?.updatedAt ?? null };
+      if (!(await env.repos.tokens.markRotated(rotation, now))) return presentedAgain(g, env, (await env.repos.tokens.findByValue(presented.value))!, presented, now);
 
-      const body = await issueFrom(env, g, t, family, grant, user, scopes, presented, { refreshTokenValue: successorValue(g.masterKey, presented.value) });
+      const body = await issueFrom(env, g, t, family, grant, user, scopes, presented, {
+        refreshTokenValue: successorValue(g.masterKey, presented.value),
+        onRefreshToken: (stored) => {
+          successor = { token: { ...t, id: stored.id, expiresAt: stored.expiresAt, revokedAt: null, rotatedAt: null }, family, grant, user: found.user };
+        },
+      });
       await env.repos.audit.record(g.audit, {
         action: "token.refreshed",
         targetType: "refresh_family",
@@ -59,6 +70,8 @@ export const refreshTokenGrant: Grant = {
       });
       return body;
     });
+    if (successor && body.refresh_token) g.store.refreshSuccessors.remember(body.refresh_token, successor);
+    return body;
   },
 };
 
@@ -84,7 +97,7 @@ async function issueFrom(
   user: User | null,
   scopes: string[],
   presented: Presented,
-  refresh: { refreshTokenValue?: string; existingRefreshToken?: string },
+  refresh: { refreshTokenValue?: string; existingRefreshToken?: string; onRefreshToken?: (stored: { id: string; expiresAt: Date }) => void },
 ): Promise<TokenResponse> {
   const api = tokenTarget(presented.apis, g.client!, { resources: grant.resources, scopes }, presented.resources);
   const holder = user ? { userId: user.id } : { clientId: g.client!.id };
