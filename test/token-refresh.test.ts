@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "@/lib/crypto";
 import { resultRows } from "@/lib/db/client";
-import { isAccessTokenRevoked } from "@/lib/store/tokens";
+import { isAccessTokenRevoked, markRotatedWrite } from "@/lib/store/tokens";
 import { startTestInstance, type TestInstance } from "./harness";
 import { basic, CHALLENGE, expectNoStore, makeClient, makeCode, makeSession, makeUser, token, verify, VERIFIER } from "./token-support";
 
@@ -219,6 +219,18 @@ describe("refresh_token grant: a successor this instance remembered", () => {
     const next = await token(t, { grant_type: "refresh_token", refresh_token: r.body.refresh_token }, { auth: basic(client.id, secret) });
     expect(next.status).toBe(200);
     expect((await verify(t, next.body.id_token)).payload.name).toBe("Renamed Doe");
+  });
+
+  it("checks the token's user by its key, not by scanning every user", async () => {
+    const { first, user } = await start();
+    const found = await t.inst.store.tokens.findWithGrant(first.refresh_token);
+    const guard = markRotatedWrite(t.inst.db, { id: found!.token.id, value: first.refresh_token, userVersion: user.updatedAt }, new Date()).guard;
+    // The statement as the store sends it (its text and parameters), explained.
+    const plan = resultRows<{ "QUERY PLAN": string }>(await t.inst.db.execute(sql.raw("EXPLAIN ").append(guard.getSQL())))
+      .map((r) => r["QUERY PLAN"])
+      .join("\n");
+    expect(plan).toContain("users_pkey");
+    expect(plan).not.toMatch(/Seq Scan on users/);
   });
 
   it("is not answered from memory for a token of another value or another client", async () => {

@@ -125,7 +125,9 @@ export function markRotatedWrite(db: Executor, r: Rotation, now: Date): GuardWri
               sql`${tokens.expiresAt} > ${p("now")}::timestamptz`,
               sql`EXISTS (SELECT 1 FROM ${refreshTokenFamilies} WHERE ${refreshTokenFamilies.id} = ${tokens.familyId} AND ${refreshTokenFamilies.revokedAt} IS NULL)`,
               sql`EXISTS (SELECT 1 FROM ${grants} WHERE ${grants.id} = ${tokens.grantId} AND ${grants.revokedAt} IS NULL)`,
-              sql`(${tokens.userId} IS NULL OR EXISTS (SELECT 1 FROM ${users} WHERE ${users.id} = ${tokens.userId} AND NOT ${users.locked} AND date_trunc('milliseconds', ${users.updatedAt}) = ${p("userVersion")}::timestamptz))`,
+              // A scalar subquery, not `user_id IS NULL OR EXISTS (…)`: under an OR, PostgreSQL
+              // hashes the EXISTS once over every user that matches, a scan of the whole table.
+              sql`COALESCE((SELECT NOT ${users.locked} AND date_trunc('milliseconds', ${users.updatedAt}) = ${p("userVersion")}::timestamptz FROM ${users} WHERE ${users.id} = ${tokens.userId}), ${tokens.userId} IS NULL)`,
             ),
           )
           .returning({ id: tokens.id }),
