@@ -221,6 +221,19 @@ describe("refresh_token grant: a successor this instance remembered", () => {
     expect((await verify(t, next.body.id_token)).payload.name).toBe("Renamed Doe");
   });
 
+  it("compares the user's version only for a read from memory, so a fresh read never loses to a profile change", async () => {
+    const { first, user } = await start();
+    const found = await t.inst.store.tokens.findWithGrant(first.refresh_token);
+    await t.inst.db.execute(sql`UPDATE users SET updated_at = now() + interval '1 second' WHERE id = ${user.id}`);
+    const rotation = { id: found!.token.id, value: first.refresh_token };
+    // Remembered with the version read before the change: lost, nothing rotated.
+    expect(await t.inst.store.tokens.markRotated({ ...rotation, userVersion: found!.user!.updatedAt })).toBe(false);
+    expect(await rotatedAt(first.refresh_token)).toBeNull();
+    // Just read (in a transaction, a change may commit between the read and the guard): won. Had
+    // it lost, the grant would have taken the token for a reused one and revoked its family.
+    expect(await t.inst.store.tokens.markRotated({ ...rotation, userVersion: null })).toBe(true);
+  });
+
   it("checks the token's user by its key, not by scanning every user", async () => {
     const { first, user } = await start();
     const found = await t.inst.store.tokens.findWithGrant(first.refresh_token);

@@ -90,7 +90,12 @@ export type Rotation = {
   id: string;
   /** The presented value: its hash must still be this row's, so a remembered id can never rotate another token. */
   value: string;
-  /** The user's `updatedAt` as it was read (null for a client's own token): a change since then loses the guard. */
+  /**
+   * For a read answered from memory, the user's `updatedAt` as it was read: a change since then
+   * loses the guard. Null for a read just made (its user is as current as the read) and for a
+   * client's own token. A read just made must not lose to a profile change that commits between
+   * it and the guard: a guard that loses in a transaction is taken for reuse (the family revoked).
+   */
   userVersion: Date | null;
 };
 
@@ -98,7 +103,8 @@ export type Rotation = {
  * Marks a refresh token as exchanged for its successor, and only if everything the refresh grant
  * checked when it read the token still holds when the write commits: the token neither rotated,
  * revoked nor expired, its family and grant not revoked, its user neither locked, deleted nor
- * changed (`updated_at` as read, to the millisecond, which is what a JavaScript Date keeps).
+ * changed since a read from memory (`updated_at` as read, to the millisecond, which is what a
+ * JavaScript Date keeps).
  *
  * Why all of it here and not only "not rotated": the read may be from memory (the successor this
  * instance issued, `Store.refreshSuccessors`), and on PostgreSQL another instance may have revoked
@@ -127,7 +133,7 @@ export function markRotatedWrite(db: Executor, r: Rotation, now: Date): GuardWri
               sql`EXISTS (SELECT 1 FROM ${grants} WHERE ${grants.id} = ${tokens.grantId} AND ${grants.revokedAt} IS NULL)`,
               // A scalar subquery, not `user_id IS NULL OR EXISTS (…)`: under an OR, PostgreSQL
               // hashes the EXISTS once over every user that matches, a scan of the whole table.
-              sql`COALESCE((SELECT NOT ${users.locked} AND date_trunc('milliseconds', ${users.updatedAt}) = ${p("userVersion")}::timestamptz FROM ${users} WHERE ${users.id} = ${tokens.userId}), ${tokens.userId} IS NULL)`,
+              sql`COALESCE((SELECT NOT ${users.locked} AND (${p("userVersion")}::timestamptz IS NULL OR date_trunc('milliseconds', ${users.updatedAt}) = ${p("userVersion")}::timestamptz) FROM ${users} WHERE ${users.id} = ${tokens.userId}), ${tokens.userId} IS NULL)`,
             ),
           )
           .returning({ id: tokens.id }),

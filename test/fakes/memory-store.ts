@@ -238,7 +238,7 @@ export class MemoryStore {
           if (!t || t.tokenHash !== sha256(r.value) || t.rotatedAt || t.revokedAt || t.expiresAt <= now) return Promise.resolve(false);
           if (s().families.get(t.familyId ?? "")?.revokedAt !== null || s().grants.get(t.grantId)?.revokedAt !== null) return Promise.resolve(false);
           const user = t.userId ? this.users.get(t.userId) : undefined;
-          if (t.userId && (!user || user.locked || user.updatedAt.getTime() !== r.userVersion?.getTime())) return Promise.resolve(false);
+          if (t.userId && (!user || user.locked || (r.userVersion !== null && user.updatedAt.getTime() !== r.userVersion.getTime()))) return Promise.resolve(false);
           t.rotatedAt = now;
           return Promise.resolve(true);
         },

@@ -42,7 +42,8 @@ export const refreshTokenGrant: Grant = {
       // The token, its family, grant and user in one read; none for a successor this instance
       // issued (taken once: a second run of this function, in a transaction, reads). The guard
       // below checks against the database whatever of it can have changed since.
-      const found = (await g.store.refreshSuccessors.take(presented.value)) ?? (await env.repos.tokens.findWithGrant(presented.value));
+      const remembered = await g.store.refreshSuccessors.take(presented.value);
+      const found = remembered ?? (await env.repos.tokens.findWithGrant(presented.value));
       const t = found?.token;
       if (!found || !t || t.kind !== "refresh" || !t.familyId) throw new InvalidGrant(INVALID);
       if (t.clientId !== client.id) throw new InvalidGrant(INVALID);
@@ -52,7 +53,8 @@ export const refreshTokenGrant: Grant = {
       const { family, grant, user } = liveFamily(found);
       const scopes = narrowScopes(parseScopeTokens(presented.scope), family.scopes);
       // Concurrent uses of one token meet here: one rotates, the others see it rotated (or revoked).
-      const rotation = { id: t.id, value: presented.value, userVersion: user?.updatedAt ?? null };
+      // A remembered user must still be the user as it is (markRotatedWrite, `userVersion`).
+      const rotation = { id: t.id, value: presented.value, userVersion: (remembered && user?.updatedAt) || null };
       if (!(await env.repos.tokens.markRotated(rotation, now))) return presentedAgain(g, env, (await env.repos.tokens.findByValue(presented.value))!, presented, now);
 
       const body = await issueFrom(env, g, t, family, grant, user, scopes, presented, {
