@@ -12,6 +12,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+/** When the stored refresh token with this value was rotated: null when not yet, undefined when no such token is stored. */
+const rotatedAt = async (value: string): Promise<Date | null | undefined> =>
+  resultRows<{ rotated_at: Date | null }>(await t.inst.db.execute(sql`SELECT rotated_at FROM tokens WHERE token_hash = ${sha256(value)}`))[0]?.rotated_at;
+
 const REDIRECT = "https://rp.example/cb";
 const SCOPES = ["openid", "profile", "email", "offline_access"];
 
@@ -39,6 +43,9 @@ describe("refresh_token grant", () => {
     expect(id).toMatchObject({ sub: user.id, aud: client.id, azp: client.id, sid });
     const next = await token(t, { grant_type: "refresh_token", refresh_token: r.body.refresh_token }, { auth: basic(client.id, secret) });
     expect(next.status).toBe(200);
+    // A successor this instance remembered rotates the same way: a new refresh token again.
+    expect(next.body.refresh_token).toBeTruthy();
+    expect(next.body.refresh_token).not.toBe(r.body.refresh_token);
   });
 
   it("narrows to a subset of the original scopes and refuses more with invalid_scope", async () => {
@@ -111,8 +118,7 @@ describe("refresh_token grant", () => {
       const r = await token(t, { grant_type: "refresh_token", refresh_token: first.refresh_token }, { auth: basic(client.id, secret) });
       expect(r.status).toBe(400);
       expect(r.body.error).toBe("invalid_grant");
-      const rotated = resultRows<{ rotated_at: Date | null }>(await t.inst.db.execute(sql`SELECT rotated_at FROM tokens WHERE token_hash = ${sha256(first.refresh_token)}`));
-      expect(rotated).toEqual([{ rotated_at: null }]);
+      expect(await rotatedAt(first.refresh_token)).toBeNull();
     }
   });
 
@@ -161,8 +167,6 @@ describe("refresh_token grant: a successor this instance remembered", () => {
     expect(second.status).toBe(200);
     return { ...s, second: second.body };
   }
-  const rotatedAt = async (value: string) =>
-    resultRows<{ rotated_at: Date | null }>(await t.inst.db.execute(sql`SELECT rotated_at FROM tokens WHERE token_hash = ${sha256(value)}`))[0]?.rotated_at ?? null;
 
   it("is refused once its grant was revoked in the database by anyone, and stays unrotated", async () => {
     const { client, secret, grantId, second } = await rotatedOnce();

@@ -19,10 +19,7 @@ export class TtlCache<V> {
     const hit = this.entries.get(key);
     if (hit && this.clock.now() - hit.at < this.ttlMs) return hit.value;
     const value = load();
-    // A bounded map: past the limit it starts over rather than growing with hostile keys.
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    const entry = { at: this.clock.now(), value };
-    this.entries.set(key, entry);
+    const entry = this.set(key, value);
     value.catch(() => {
       if (this.entries.get(key) === entry) this.entries.delete(key);
     });
@@ -31,8 +28,7 @@ export class TtlCache<V> {
 
   /** Keeps `value` under `key`, for a later `take` (a write-through entry rather than a load). */
   put(key: string, value: V): void {
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(key, { at: this.clock.now(), value: Promise.resolve(value) });
+    this.set(key, Promise.resolve(value));
   }
 
   /** The fresh value under `key`, removed: each entry is answered once. */
@@ -41,6 +37,14 @@ export class TtlCache<V> {
     if (!hit) return undefined;
     this.entries.delete(key);
     return this.clock.now() - hit.at < this.ttlMs ? hit.value : undefined;
+  }
+
+  private set(key: string, value: Promise<V>): { at: number; value: Promise<V> } {
+    // A bounded map: past the limit it starts over rather than growing with hostile keys.
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    const entry = { at: this.clock.now(), value };
+    this.entries.set(key, entry);
+    return entry;
   }
 
   /** Drops one key, or everything. */

@@ -22,7 +22,7 @@ export type CacheName = "settings" | "clients" | "keys" | "textOverrides" | "acc
 export const ACCESS_TOKEN_CACHE_SECONDS = 5;
 
 /** How long a successor's read is remembered for its own rotation (`refreshSuccessors`). */
-export const REFRESH_SUCCESSOR_SECONDS = 3600;
+const REFRESH_SUCCESSOR_SECONDS = 3600;
 
 export type KeyMaterial = {
   jwks: { body: string; etag: string };
@@ -46,7 +46,8 @@ export class Caches {
   /**
    * Refresh tokens this instance issued as a rotation's successor, by the SHA-256 of the token,
    * with what their own rotation would read (`Store.refreshSuccessors`). Taken once; a rotation
-   * trusts one only together with its guard (lib/store/tokens.ts markRotatedWrite).
+   * trusts one only together with its guard (lib/store/tokens.ts markRotatedWrite), so no change
+   * elsewhere needs to invalidate it, and `invalidateAll` leaves it alone.
    */
   readonly refreshSuccessors: TtlCache<TokenWithGrant>;
   /** The discovery document by enabled features (the issuer is the engine's). */
@@ -92,6 +93,5 @@ export class Caches {
 
   invalidateAll(): void {
     for (const name of ["settings", "clients", "keys", "textOverrides", "accessTokens", "apis"] as const) this.invalidate(name);
-    this.refreshSuccessors.invalidate();
   }
 }
