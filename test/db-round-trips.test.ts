@@ -110,11 +110,6 @@ describe("database round-trip counter", () => {
   });
 
   /**
-   * The authorization endpoint with a signed-in browser: one read for the browser of its cookie
-   * and the browser's live sessions (lib/store/sessions.ts browserWithSessions), then the one write
-   * (the code and the session's activity).
-   */
-  /**
    * The successor's guard compares the user's `updated_at` to the millisecond, since a JavaScript
    * Date keeps no more; PostgreSQL keeps microseconds. With a time late in its millisecond (a
    * driver that rounded instead of truncating would read the next one), the guard must still win
@@ -137,9 +132,17 @@ describe("database round-trip counter", () => {
     expect(trips).toEqual([2, 1, 1]);
   });
 
-  it("answers a signed-in browser's authorization request with one read and one write", async () => {
-    const { client } = await makeClient(t);
+  /**
+   * The authorization endpoint with a signed-in browser: one read for the browser of its cookie
+   * and the browser's live sessions (lib/store/sessions.ts browserWithSessions), then the one write
+   * (the code and the session's activity). The code's redemption on the same instance reads
+   * nothing (Store.codeRedemptions): its one statement marks it used behind the checks and writes
+   * the rest, even with the user's `updated_at` late in its millisecond.
+   */
+  it("answers a signed-in browser's authorization request with one read and one write, and redeems its code in one statement", async () => {
+    const { client, secret } = await makeClient(t);
     const user = await makeUser(t);
+    await t.inst.db.execute(sql`UPDATE users SET updated_at = date_trunc('milliseconds', now()) + interval '987 microseconds' WHERE id = ${user.id}`);
     const ua = await createUserAgent(t.inst.db);
     await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: { sessionIdle: 3600, sessionAbsolute: 7200 }, now: new Date() });
     const query = new URLSearchParams({ client_id: client.id, redirect_uri: "https://rp.example/cb", response_type: "code", scope: "openid", code_challenge: CHALLENGE, code_challenge_method: "S256" });
@@ -153,6 +156,11 @@ describe("database round-trip counter", () => {
     expect(answered.location.origin + answered.location.pathname).toBe("https://rp.example/cb");
     expect(answered.location.searchParams.get("code")).toBeTruthy();
     expect(answered.trips).toBe(2);
+    const code = answered.location.searchParams.get("code")!;
+    const redeemed = await tokenCall(countingUrl, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb", code_verifier: VERIFIER }, basic(client.id, secret!));
+    expect(redeemed.status).toBe(200);
+    expect(redeemed.body.id_token).toBeTruthy();
+    expect(redeemed.trips).toBe(1);
   });
 });
 

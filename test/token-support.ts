@@ -88,7 +88,7 @@ export async function makeCode(
     scopes,
     expiresAt: new Date(Date.now() + 86_400_000),
   });
-  const code = await createAuthorizationCode(t.inst.db, {
+  const { code } = await createAuthorizationCode(t.inst.db, {
     grantId,
     clientId: o.client.id,
     userId: o.user.id,

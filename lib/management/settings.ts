@@ -6,6 +6,7 @@ import { accountPolicyOf } from "@/lib/login/account-policy";
 import {
   DEFAULT_RATE_LIMITS,
   DEFAULT_RETENTION,
+  MAX_AUTH_CODE_SECONDS,
   MAX_REFRESH_REUSE_INTERVAL_SECONDS,
   mutateSettings,
   readSettings,
@@ -24,7 +25,7 @@ const lifetimes = z.strictObject({
   accessToken: seconds(1, 7 * DAY),
   idToken: seconds(1, 7 * DAY),
   refreshToken: seconds(1, 400 * DAY),
-  authCode: seconds(1, 600),
+  authCode: seconds(1, MAX_AUTH_CODE_SECONDS),
   sessionIdle: seconds(60, 400 * DAY),
   sessionAbsolute: seconds(60, 400 * DAY),
 });

@@ -3,6 +3,7 @@ import { activityDue } from "@/lib/session/activity";
 import type { Engine } from "@/lib/engine";
 import type { AuthRequest, NewAuthRequest } from "@/lib/store/auth-requests";
 import type { Client } from "@/lib/store/clients";
+import type { Redemption } from "@/lib/store/codes";
 import type { SessionWithUser } from "@/lib/store/sessions";
 import type { Settings } from "@/lib/store/settings";
 import { subjectAllowed } from "./claims-request";
@@ -35,11 +36,10 @@ export async function completeAuthorization(
     theme: settings.branding,
     texts: req.responseMode === "form_post" ? await pageOverrides(inst, req.locale) : undefined,
   };
-  // The session was read live, with its user unlocked (liveSessions), which is all a code needs;
-  // tokens issued here carry the user's claims, so the implicit flow reads the whole user.
-  const full = req.responseType === "code" ? undefined : await inst.store.users.get(session.userId);
-  const user = req.responseType === "code" ? session.user : full;
-  if (!user || user.locked) throw new LoginRequired("The user can no longer sign in.");
+  // The session was read live, with its whole user unlocked (liveSessions): what the tokens
+  // issued here carry, and what the code's redemption will be answered from.
+  const user = session.user;
+  if (user.locked) throw new LoginRequired("The user can no longer sign in.");
   // OIDC Core 5.5.1: a request for a specific sub is never answered with another user's tokens.
   if (!subjectAllowed(req.claims, user.id)) throw new LoginRequired("The signed-in user is not the subject the request asked for.");
   // Read from the engine's caches before the write (grants/transaction.ts says why).
@@ -48,18 +48,24 @@ export async function completeAuthorization(
   const target = req.responseType === "id_token token" ? tokenTarget(await inst.store.apis.list(), client, req, []) : null;
   const apiContext = target ? apiTokenContext(target, await inst.store.roles.for({ userId: user.id }, target.api.id)) : {};
 
-  return inst.store.atomically(async (tx) => {
+  // The code's redemption as its own read would find it, remembered once this write commits.
+  let issued: { code: string; read: Redemption } | undefined;
+  const response = await inst.store.atomically(async (tx) => {
+    issued = undefined;
     if (authRequestId !== null && !(await tx.authRequests.complete(authRequestId))) throw new InvalidRequest("This authorization request was already answered.");
     if (activityDue(session.lastActiveAt, settings.lifetimes, tx.clock.now())) await tx.sessions.touch(session.id, settings.lifetimes);
     const grantType = req.responseType === "code" ? "authorization_code" : "implicit";
+    const granted = {
+      scopes: req.scopes,
+      resources: req.resources,
+      claims: req.claims ? { idToken: req.claims.idToken, userinfo: req.claims.userinfo } : null,
+    };
     const grant = await tx.grants.create({
       clientId: client.id,
       userId: user.id,
       sessionId: session.id,
       grantType,
-      scopes: req.scopes,
-      resources: req.resources,
-      claims: req.claims ? { idToken: req.claims.idToken, userinfo: req.claims.userinfo } : null,
+      ...granted,
       expiresAt: new Date(tx.clock.now() + Math.max(client.refreshTokenLifetime, client.accessTokenLifetime) * 1000),
     });
     await tx.audit.record(
@@ -68,7 +74,7 @@ export async function completeAuthorization(
     );
 
     if (req.responseType === "code") {
-      const code = await tx.codes.create({
+      const { code, stored } = await tx.codes.create({
         grantId: grant.id,
         clientId: client.id,
         userId: user.id,
@@ -82,10 +88,11 @@ export async function completeAuthorization(
         amr: session.amr,
         lifetimeSeconds: settings.lifetimes.authCode,
       });
+      const { hasSecondFactor: _f, passwordChangedAt: _p, ...asStored } = user;
+      issued = { code, read: { code: stored, grant: { id: grant.id, ...granted, revokedAt: null }, user: asStored, sessionEnded: false } };
       return deliverAuthorizationResponse(ctx, { code, state: req.state ?? undefined });
     }
 
-    if (!full) throw new LoginRequired("The user can no longer sign in.");
     const tokenCtx = {
       repos: tx,
       issuer: inst.issuer,
@@ -93,7 +100,7 @@ export async function completeAuthorization(
       sealer: inst.store.keys.sealer,
       primaryDomain: settings.primaryDomain,
       client,
-      user: full,
+      user,
       scopes: req.scopes,
       sessionId: session.id,
       grantId: grant.id,
@@ -118,6 +125,8 @@ export async function completeAuthorization(
     const idToken = await issueIdToken({ ...tokenCtx, withAccessToken: false });
     return deliverAuthorizationResponse(ctx, { id_token: idToken, state: req.state ?? undefined });
   });
+  if (issued) inst.store.codeRedemptions.remember(issued.code, issued.read);
+  return response;
 }
 
 /**

@@ -2,8 +2,9 @@ import type { JWTVerifyGetKey } from "jose";
 import type { Api } from "@/lib/store/apis";
 import type { Client } from "@/lib/store/clients";
 import type { ActiveKey } from "@/lib/store/signing-keys";
-import type { Settings } from "@/lib/store/settings";
+import { MAX_AUTH_CODE_SECONDS, type Settings } from "@/lib/store/settings";
 import type { TokenWithGrant } from "@/lib/store/tokens";
+import type { Redemption } from "@/lib/store/codes";
 import { TtlCache } from "@/lib/cache/ttl-cache";
 import type { Clock } from "@/lib/clock";
 
@@ -50,6 +51,12 @@ export class Caches {
    * elsewhere needs to invalidate it, and `invalidateAll` leaves it alone.
    */
   readonly refreshSuccessors: TtlCache<TokenWithGrant>;
+  /**
+   * Codes this instance issued, by the SHA-256 of the code, with what their redemption would read
+   * (`Store.codeRedemptions`). Taken once, and trusted only together with the guard that marks the
+   * code used (lib/store/codes.ts markCodeUsedWrite); `invalidateAll` leaves it alone too.
+   */
+  readonly codeRedemptions: TtlCache<Redemption>;
   /** The discovery document by enabled features (the issuer is the engine's). */
   readonly discovery: TtlCache<string>;
   /**
@@ -70,6 +77,9 @@ export class Caches {
     // An hour covers a client that refreshes when its access token (an hour by default) runs
     // out; 10,000 entries of a few kB each bound the memory.
     this.refreshSuccessors = new TtlCache(clock, REFRESH_SUCCESSOR_SECONDS * 1000, 10_000);
+    // The longest code lifetime the settings allow; a code past its own is refused by the grant
+    // and by the guard whatever is remembered.
+    this.codeRedemptions = new TtlCache(clock, MAX_AUTH_CODE_SECONDS * 1000, 10_000);
     this.discovery = new TtlCache(clock, Number.POSITIVE_INFINITY, 16);
     this.parsedKeys = new TtlCache(clock, Number.POSITIVE_INFINITY);
   }

@@ -24,19 +24,24 @@ export type NewAuthorizationCode = {
   lifetimeSeconds: number;
 };
 
-/** Creates a single-use code (256 random bits) stored by its SHA-256; returns the code, shown once. */
-export function createAuthorizationCodeWrite(db: Executor, c: NewAuthorizationCode, now: Date): Write<string> {
+/** A new code, shown once, and its row as stored (what the code grant will read of it). */
+export type IssuedCode = { code: string; stored: AuthorizationCode };
+
+/** Creates a single-use code (256 random bits) stored by its SHA-256. */
+export function createAuthorizationCodeWrite(db: Executor, c: NewAuthorizationCode, now: Date): Write<IssuedCode> {
   const code = randomToken(32);
   const { lifetimeSeconds, ...rest } = c;
-  const query = insertRow(db, authorizationCodes, {
+  const stored: AuthorizationCode = {
     ...rest,
     codeHash: sha256(code),
+    createdAt: now,
     expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000),
-  });
-  return { query, result: code };
+    usedAt: null,
+  };
+  return { query: insertRow(db, authorizationCodes, stored), result: { code, stored } };
 }
 
-export function createAuthorizationCode(db: Executor, c: NewAuthorizationCode, now: Date): Promise<string> {
+export function createAuthorizationCode(db: Executor, c: NewAuthorizationCode, now: Date): Promise<IssuedCode> {
   return runWrite(createAuthorizationCodeWrite(db, c, now));
 }
 
@@ -83,23 +88,59 @@ export async function findAuthorizationCode(db: Executor, code: string): Promise
   return row;
 }
 
-/** Marks the code used. Exactly one concurrent caller gets `true`; any other is a replay. */
-export function markCodeUsedWrite(db: Executor, codeHash: string, now: Date): GuardWrite {
+/** A code being redeemed: its hash, and its user's `updatedAt` when the read was from memory. */
+export type CodeRedeeming = {
+  codeHash: string;
+  /**
+   * For a read answered from memory (`Store.codeRedemptions`), the user's `updatedAt` as it was
+   * read: a change since then loses the guard, so the ID token's claims are the user's as they are.
+   * Null for a read just made, which must not lose to a change committed after it (a guard lost
+   * in a transaction is answered from a new read, lib/oauth/grants/authorization-code.ts).
+   */
+  userVersion: Date | null;
+};
+
+/**
+ * Marks the code used, and only if everything the code grant checked when it read the code still
+ * holds when the write commits: the code unused and unexpired, its grant not revoked, its user
+ * neither locked, deleted nor changed since a read from memory, its session (if any) not ended.
+ *
+ * Why all of it here: the read may be from memory (the code this instance issued,
+ * `Store.codeRedemptions`), and another instance, or a logout here, may have revoked the grant or
+ * ended the session since. With the checks in the guard, such a change that commits first makes
+ * the guard lose, and the grant runs again in a transaction on a fresh read (lib/store/write.ts).
+ * Exactly one concurrent caller wins; the others see `false`.
+ */
+export function markCodeUsedWrite(db: Executor, r: CodeRedeeming, now: Date): GuardWrite {
+  const c = authorizationCodes;
   return {
     guard: statement(
       db,
       "codes.markUsed",
       (p) =>
         db
-          .update(authorizationCodes)
+          .update(c)
           .set({ usedAt: sql`${p("now")}::timestamptz` })
-          .where(and(eq(authorizationCodes.codeHash, p("codeHash")), isNull(authorizationCodes.usedAt)))
-          .returning({ h: authorizationCodes.codeHash }),
-      { now: now.toISOString(), codeHash },
+          .where(
+            and(
+              eq(c.codeHash, p("codeHash")),
+              isNull(c.usedAt),
+              sql`${c.expiresAt} > ${p("now")}::timestamptz`,
+              // Scalar subqueries by key (null, so false, for a missing row), not EXISTS: those the
+              // planner may turn into joins that scan a small table, and under an OR it hashes the
+              // EXISTS over every matching row (lib/store/tokens.ts). One code, three index lookups.
+              sql`(SELECT ${grants.revokedAt} IS NULL FROM ${grants} WHERE ${grants.id} = ${c.grantId})`,
+              sql`(SELECT NOT ${users.locked} AND (${p("userVersion")}::timestamptz IS NULL OR date_trunc('milliseconds', ${users.updatedAt}) = ${p("userVersion")}::timestamptz) FROM ${users} WHERE ${users.id} = ${c.userId})`,
+              // As sessionHasEnded: a code without a session never has an ended one.
+              sql`COALESCE((SELECT ${sessions.endedAt} IS NULL AND ${sessions.absoluteExpiresAt} > ${p("now")}::timestamptz FROM ${sessions} WHERE ${sessions.id} = ${c.sessionId}), ${c.sessionId} IS NULL)`,
+            ),
+          )
+          .returning({ h: c.codeHash }),
+      { now: now.toISOString(), codeHash: r.codeHash, userVersion: r.userVersion?.toISOString() ?? null },
     ),
   };
 }
 
-export function markCodeUsed(db: Executor, codeHash: string, now: Date): Promise<boolean> {
-  return runGuard(markCodeUsedWrite(db, codeHash, now));
+export function markCodeUsed(db: Executor, r: CodeRedeeming, now: Date): Promise<boolean> {
+  return runGuard(markCodeUsedWrite(db, r, now));
 }

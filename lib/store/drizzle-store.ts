@@ -55,7 +55,7 @@ export function repositoriesOn(db: Executor, clock: Clock, revoked: () => Promis
       create: (c, now) => createAuthorizationCode(db, c, at(now)),
       find: (code) => findAuthorizationCode(db, code),
       findForRedemption: (code, now) => findCodeForRedemption(db, code, at(now)),
-      markUsed: (hash, now) => markCodeUsed(db, hash, at(now)),
+      markUsed: (r, now) => markCodeUsed(db, r, at(now)),
     },
     grants: {
       create: (g) => createGrant(db, g),
@@ -132,7 +132,7 @@ function batchedRepositories(direct: Repositories, db: Executor, batch: WriteBat
       create: (c, now) => batch.add(createAuthorizationCodeWrite(db, c, at(now))),
       find: beforeWrites("codes.find", direct.codes.find),
       findForRedemption: beforeWrites("codes.findForRedemption", direct.codes.findForRedemption),
-      markUsed: (hash, now) => batch.guard(markCodeUsedWrite(db, hash, at(now))),
+      markUsed: (r, now) => batch.guard(markCodeUsedWrite(db, r, at(now))),
     },
     grants: {
       create: (g) => batch.add(createGrantWrite(db, g)),
@@ -207,6 +207,10 @@ export function drizzleStore(scope: StoreScope): Store {
     refreshSuccessors: {
       remember: (value, read) => { scope.caches.refreshSuccessors.put(sha256(value), read); },
       take: (value) => scope.caches.refreshSuccessors.take(sha256(value)),
+    },
+    codeRedemptions: {
+      remember: (code, read) => { scope.caches.codeRedemptions.put(sha256(code), read); },
+      take: (code) => scope.caches.codeRedemptions.take(sha256(code)),
     },
     grantClaims: {
       userinfo: (grantId) => scope.caches.grantClaims.get(grantId, async () => (await getGrant(scope.db, grantId))?.claims?.userinfo ?? []),

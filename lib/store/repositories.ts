@@ -5,7 +5,7 @@ import type { completeAuthRequest, createAuthRequest, findPendingAuthRequest, up
 import type { Client } from "./clients";
 import type { Api, rolesByApi, rolesFor } from "./apis";
 import type { consentsOf, grantConsent } from "./consents";
-import type { createAuthorizationCode, findAuthorizationCode, findCodeForRedemption, markCodeUsed } from "./codes";
+import type { createAuthorizationCode, findAuthorizationCode, findCodeForRedemption, markCodeUsed, Redemption } from "./codes";
 import type { createGrant, getGrant, revokeGrant, revokeSessionTokens, sessionEnded } from "./grants";
 import type { RateLimitResult } from "./rate-limit";
 import type { browserWithSessions, createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession } from "./sessions";
@@ -178,6 +178,13 @@ export interface Store extends Repositories {
    * everything in it that can change (lib/store/tokens.ts markRotatedWrite).
    */
   readonly refreshSuccessors: { remember(value: string, read: TokenWithGrant): void; take(value: string): Promise<TokenWithGrant> | undefined };
+  /**
+   * The read of a code this instance issued (`codes.findForRedemption`), remembered for its
+   * redemption so that it needs no read: `take` answers it once. Never trusted alone: marking the
+   * code used checks in the database everything in it that can change (lib/store/codes.ts
+   * markCodeUsedWrite).
+   */
+  readonly codeRedemptions: { remember(code: string, read: Redemption): void; take(code: string): Promise<Redemption> | undefined };
   /** The user claims a grant's authorization request asked for at userinfo (OIDC Core 5.5); cached, they never change. */
   readonly grantClaims: { userinfo(grantId: string): Promise<string[]> };
   readonly rateLimits: {

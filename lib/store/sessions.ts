@@ -1,26 +1,23 @@
-import { and, asc, eq, gt, inArray, isNull, sql, type Placeholder } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt, inArray, isNull, sql, type Placeholder } from "drizzle-orm";
 import { passwordCredentials, sessions, userAgents, userFactors, users } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import { preparedRead, statement } from "./statement";
+import type { User } from "./users";
 import { runWrite, type Write } from "./write";
 
 export type Session = typeof sessions.$inferSelect;
+/**
+ * A live session with its whole user: the sign-in policy reads the account's state, and the
+ * authorization endpoint issues from the user as read here (the implicit flow's tokens, and what a
+ * code's redemption is answered from, Store.codeRedemptions) without reading it again.
+ */
 export type SessionWithUser = Session & {
-  user: {
-    id: string;
-    username: string;
-    email: string | null;
-    emailVerified: boolean;
-    givenName: string | null;
-    familyName: string | null;
-    locked: boolean;
+  user: User & {
     /** The user has a confirmed second factor (lib/store/factors.ts). */
     hasSecondFactor: boolean;
     /** When the password was last set; null: the user has none. */
     passwordChangedAt: Date | null;
-    /** Since when an administrator requires a new password; null: not required. */
-    passwordChangeRequiredSince: Date | null;
   };
 };
 
@@ -47,16 +44,9 @@ export async function findUserAgent(db: Executor, cookie: string): Promise<{ id:
 
 /** What a session's user is read as (SessionWithUser's `user`). */
 const sessionUser = {
-  id: users.id,
-  username: users.username,
-  email: users.email,
-  emailVerified: users.emailVerified,
-  givenName: users.givenName,
-  familyName: users.familyName,
-  locked: users.locked,
+  ...getTableColumns(users),
   hasSecondFactor: sql<boolean>`exists (select 1 from ${userFactors} where ${userFactors.userId} = ${users.id} and ${userFactors.confirmedAt} is not null)`,
   passwordChangedAt: passwordCredentials.changedAt,
-  passwordChangeRequiredSince: users.passwordChangeRequiredSince,
 };
 
 /**

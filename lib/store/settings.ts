@@ -17,6 +17,8 @@ export const DEFAULT_LIFETIMES: Lifetimes = {
   sessionIdle: 86_400,
   sessionAbsolute: 30 * 86_400,
 };
+/** Upper bound of the authorization code lifetime (the management API refuses more; RFC 6749 4.1.2: 10 minutes at most). */
+export const MAX_AUTH_CODE_SECONDS = 600;
 /** Upper bound of the refresh token reuse interval (the management API refuses more). */
 export const MAX_REFRESH_REUSE_INTERVAL_SECONDS = 60;
 

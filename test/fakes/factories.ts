@@ -190,7 +190,7 @@ export async function seedCode(
   const scopes = o.scopes ?? ["openid", "offline_access"];
   const sessionId = o.sessionId ?? null;
   const { id } = await m.store.grants.create({ clientId: o.client.id, userId: o.user.id, sessionId, grantType: "authorization_code", scopes, expiresAt: new Date(m.clock.now() + 3_600_000) });
-  return m.store.codes.create({
+  const { code } = await m.store.codes.create({
     grantId: id,
     clientId: o.client.id,
     userId: o.user.id,
@@ -204,4 +204,5 @@ export async function seedCode(
     amr: ["pwd"],
     lifetimeSeconds: 60,
   });
+  return code;
 }

@@ -158,8 +158,9 @@ export class MemoryStore {
           this.write("codes.create");
           const code = randomToken(32);
           const { lifetimeSeconds, ...rest } = c;
-          s().codes.set(sha256(code), { ...rest, codeHash: sha256(code), createdAt: dateOf(this.clock), expiresAt: new Date(this.clock.now() + lifetimeSeconds * 1000), usedAt: null });
-          return Promise.resolve(code);
+          const stored = { ...rest, codeHash: sha256(code), createdAt: dateOf(this.clock), expiresAt: new Date(this.clock.now() + lifetimeSeconds * 1000), usedAt: null };
+          s().codes.set(sha256(code), stored);
+          return Promise.resolve({ code, stored });
         },
         find: (code) => Promise.resolve(s().codes.get(sha256(code))),
         findForRedemption: (code) => {
@@ -167,10 +168,13 @@ export class MemoryStore {
           // Sessions of codes never end here (grants.sessionEnded).
           return Promise.resolve(c && { code: c, grant: s().grants.get(c.grantId), user: this.users.get(c.userId), sessionEnded: false });
         },
-        markUsed: (hash, now = dateOf(this.clock)) => {
+        markUsed: (r, now = dateOf(this.clock)) => {
           this.write("codes.markUsed");
-          const c = s().codes.get(hash);
-          if (!c || c.usedAt) return Promise.resolve(false);
+          // What the Drizzle store's guard checks (lib/store/codes.ts markCodeUsedWrite); sessions never end here.
+          const c = s().codes.get(r.codeHash);
+          if (!c || c.usedAt || c.expiresAt <= now || s().grants.get(c.grantId)?.revokedAt !== null) return Promise.resolve(false);
+          const user = this.users.get(c.userId);
+          if (!user || user.locked || (r.userVersion !== null && user.updatedAt.getTime() !== r.userVersion.getTime())) return Promise.resolve(false);
           c.usedAt = now;
           return Promise.resolve(true);
         },
@@ -296,18 +300,7 @@ export class MemoryStore {
               .flatMap((x) => {
                 const u = this.users.get(x.userId);
                 if (!u || u.locked) return [];
-                const user = {
-                  id: u.id,
-                  username: u.username,
-                  email: u.email,
-                  emailVerified: u.emailVerified,
-                  givenName: u.givenName,
-                  familyName: u.familyName,
-                  locked: u.locked,
-                  hasSecondFactor: false,
-                  passwordChangedAt: null,
-                  passwordChangeRequiredSince: u.passwordChangeRequiredSince,
-                };
+                const user = { ...u, hasSecondFactor: false, passwordChangedAt: null };
                 return [{ ...x, user }];
               })
               .sort((a, b) => (a.user.username < b.user.username ? -1 : a.user.username > b.user.username ? 1 : 0)),
@@ -430,6 +423,7 @@ export class MemoryStore {
       activeTokens: { through: (_token, load) => load() },
       // Nothing remembered: every rotation reads.
       refreshSuccessors: { remember: () => undefined, take: () => undefined },
+      codeRedemptions: { remember: () => undefined, take: () => undefined },
       grantClaims: { userinfo: (grantId) => Promise.resolve(this.state.grants.get(grantId)?.claims?.userinfo ?? []) },
       rateLimits: { hit: (_key, limit, windowSeconds) => Promise.resolve({ allowed: true, count: 1, limit, retryAfterSeconds: windowSeconds }) },
       transaction: (fn) => this.transaction(fn),

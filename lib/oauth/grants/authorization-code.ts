@@ -25,8 +25,11 @@ export const authorizationCodeGrant: Grant = {
     // commit together. Concurrent redemptions meet at markCodeUsed, which exactly one wins.
     return grantTransaction(g, async (env) => {
       const tx = env.repos;
-      // The code, its grant, its user and its session in one read.
-      const found = await tx.codes.findForRedemption(p.code);
+      // The code, its grant, its user and its session in one read; none for a code this instance
+      // issued (taken once: a second run of this function, in a transaction, reads). Marking the
+      // code used checks against the database whatever of it can have changed since.
+      const remembered = await g.store.codeRedemptions.take(p.code);
+      const found = remembered ?? (await tx.codes.findForRedemption(p.code));
       if (!found) throw new InvalidGrant(INVALID);
       const { code, grant, user } = found;
       // RFC 6749 4.1.2: a code used twice is denied, and what it produced is revoked (whoever replays it).
@@ -41,7 +44,8 @@ export const authorizationCodeGrant: Grant = {
       if (found.sessionEnded) throw new InvalidGrant("The session of this authorization code has ended.");
       // RFC 8707 2.2: the resource asked for here must be one the authorization request named.
       const api = tokenTarget(apis, client, grant, resourcesOf(g.form));
-      if (!(await tx.codes.markUsed(code.codeHash))) return replay(tx, g, code);
+      // A remembered user must still be the user as it is (markCodeUsedWrite, `userVersion`).
+      if (!(await tx.codes.markUsed({ codeHash: code.codeHash, userVersion: remembered ? user.updatedAt : null }))) return lostGuard(tx, g, p.code);
 
       const body = await issueUserTokens(env, {
         client,
@@ -66,6 +70,17 @@ export const authorizationCodeGrant: Grant = {
     });
   },
 };
+
+/**
+ * Marking the code used lost (in a transaction: the batched first try only ever loses as a
+ * whole). A concurrent redemption got there first, which is a replay; otherwise something it
+ * checks changed after the read (the grant revoked, the session ended, the user locked).
+ */
+async function lostGuard(tx: Repositories, g: GrantRequest, presented: string): Promise<CommittedRefusal> {
+  const now = await tx.codes.findForRedemption(presented);
+  if (now?.code.usedAt) return replay(tx, g, now.code);
+  throw new InvalidGrant(INVALID);
+}
 
 /** The revocation commits; the refusal is thrown after it. */
 async function replay(tx: Repositories, g: GrantRequest, code: AuthorizationCode): Promise<CommittedRefusal> {

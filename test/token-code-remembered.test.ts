@@ -1,0 +1,153 @@
+/**
+ * A code's redemption reads nothing on the instance that issued it: the authorization endpoint
+ * remembered what the redemption's read would give (Store.codeRedemptions), and marking the code
+ * used checks in the database whatever of that can have changed (lib/store/codes.ts
+ * markCodeUsedWrite). Each case below gets a code from the authorization endpoint with a signed-in
+ * browser, changes the database the way another instance, a logout or an administrator would,
+ * then redeems it.
+ */
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resultRows } from "@/lib/db/client";
+import { sha256 } from "@/lib/crypto";
+import { markCodeUsedWrite } from "@/lib/store/codes";
+import type { NewClient } from "@/lib/store/clients";
+import { createUserAgent, recordAuthentication } from "@/lib/store/sessions";
+import { startTestInstance, type TestInstance } from "./harness";
+import { basic, CHALLENGE, makeClient, makeUser, token, verify, VERIFIER } from "./token-support";
+
+let t: TestInstance;
+beforeAll(async () => {
+  t = await startTestInstance();
+});
+afterAll(() => t.close());
+
+const REDIRECT = "https://rp.example/cb";
+
+/** A code from the authorization endpoint, for a browser signed in as a new user. */
+async function authorized(o: Partial<NewClient> = {}, scope = "openid profile offline_access") {
+  const { client, secret } = await makeClient(t, o);
+  const user = await makeUser(t);
+  const ua = await createUserAgent(t.inst.db);
+  const session = await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: { sessionIdle: 3600, sessionAbsolute: 7200 }, now: new Date() });
+  const query = new URLSearchParams({ client_id: client.id, redirect_uri: REDIRECT, response_type: "code", scope, nonce: "n-1", code_challenge: CHALLENGE, code_challenge_method: "S256" });
+  const res = await fetch(`${t.baseUrl}/oauth/v2/authorize?${query}`, { headers: { cookie: `torii_ua=${ua.cookie}` }, redirect: "manual" });
+  expect(res.status).toBe(302);
+  const code = new URL(res.headers.get("location")!).searchParams.get("code");
+  expect(code).toBeTruthy();
+  const redeem = (c: { id: string; secret: string } = { id: client.id, secret: secret! }) =>
+    token(t, { grant_type: "authorization_code", code: code!, redirect_uri: REDIRECT, code_verifier: VERIFIER }, { auth: basic(c.id, c.secret) });
+  return { client, secret: secret!, user, sessionId: session.id, code: code!, redeem };
+}
+
+async function usedAt(code: string): Promise<Date | null | undefined> {
+  const rows = resultRows<{ used_at: Date | null }>(await t.inst.db.execute(sql`SELECT used_at FROM authorization_codes WHERE code_hash = ${sha256(code)}`));
+  return rows[0]?.used_at;
+}
+
+async function grantRevoked(code: string): Promise<boolean> {
+  const rows = resultRows<{ revoked: boolean }>(
+    await t.inst.db.execute(sql`SELECT g.revoked_at IS NOT NULL AS revoked FROM grants g JOIN authorization_codes c ON c.grant_id = g.id WHERE c.code_hash = ${sha256(code)}`),
+  );
+  return rows[0]!.revoked;
+}
+
+describe("authorization_code grant: a code this instance remembered", () => {
+  it("is redeemed from memory with the tokens the request asked for, once", async () => {
+    const { client, secret, user, code, redeem } = await authorized();
+    const r = await redeem();
+    expect(r.status).toBe(200);
+    expect(r.body.refresh_token).toBeTruthy();
+    const id = (await verify(t, r.body.id_token)).payload;
+    expect(id).toMatchObject({ sub: user.id, nonce: "n-1", amr: ["pwd"] });
+    expect(await usedAt(code)).toBeTruthy();
+    // RFC 6749 4.1.2: presented again, it is refused and what it produced is revoked.
+    const again = await redeem();
+    expect(again.status).toBe(400);
+    expect(again.body.error).toBe("invalid_grant");
+    expect(await grantRevoked(code)).toBe(true);
+    const refreshed = await token(t, { grant_type: "refresh_token", refresh_token: r.body.refresh_token }, { auth: basic(client.id, secret) });
+    expect(refreshed.body.error).toBe("invalid_grant");
+  });
+
+  it("is won by exactly one of concurrent redemptions", async () => {
+    const { redeem } = await authorized();
+    const all = await Promise.all([redeem(), redeem(), redeem()]);
+    expect(all.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of all.filter((x) => x.status !== 200)) expect(r.body.error).toBe("invalid_grant");
+  });
+
+  it("is refused, and stays unused, once its grant was revoked in the database by anyone", async () => {
+    const { code, redeem } = await authorized();
+    // Not through this engine: nothing in its memory learns of it.
+    await t.inst.db.execute(sql`UPDATE grants SET revoked_at = now() FROM authorization_codes c WHERE c.grant_id = grants.id AND c.code_hash = ${sha256(code)}`);
+    const r = await redeem();
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_grant");
+    expect(await usedAt(code)).toBeNull();
+  });
+
+  it("is refused once its session has ended, or it expired", async () => {
+    for (const change of ["session", "expiry"] as const) {
+      const { code, sessionId, redeem } = await authorized();
+      await t.inst.db.execute(
+        change === "session"
+          ? sql`UPDATE sessions SET ended_at = now() WHERE id = ${sessionId}`
+          : sql`UPDATE authorization_codes SET expires_at = now() - interval '1 second' WHERE code_hash = ${sha256(code)}`,
+      );
+      const r = await redeem();
+      expect(r.status, change).toBe(400);
+      expect(r.body.error).toBe("invalid_grant");
+      expect(await usedAt(code)).toBeNull();
+    }
+  });
+
+  it("is refused once its user is locked", async () => {
+    const { user, redeem } = await authorized();
+    const locked = await t.api(`/management/v1/users/${user.id}`, { method: "PATCH", json: { locked: true } });
+    expect(locked.status).toBe(200);
+    const r = await redeem();
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_grant");
+  });
+
+  it("carries the user's claims as they are at the redemption, not as they were at the authorization", async () => {
+    // A client that takes the user's claims in the ID token even with an access token.
+    const { user, redeem } = await authorized({ idTokenUserinfoAssertion: true });
+    const renamed = await t.api(`/management/v1/users/${user.id}`, { method: "PATCH", json: { givenName: "Renamed" } });
+    expect(renamed.status).toBe(200);
+    const r = await redeem();
+    expect(r.status).toBe(200);
+    expect((await verify(t, r.body.id_token)).payload.name).toBe("Renamed Doe");
+  });
+
+  it("is not answered from memory for another client, and the right client redeems it after", async () => {
+    const a = await authorized();
+    const b = await makeClient(t);
+    const wrong = await a.redeem({ id: b.client.id, secret: b.secret! });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error).toBe("invalid_grant");
+    const right = await a.redeem();
+    expect(right.status).toBe(200);
+  });
+
+  it("compares the user's version only for a read from memory, so a fresh read never loses to a profile change", async () => {
+    const { code, user } = await authorized();
+    const found = await t.inst.store.codes.findForRedemption(code);
+    await t.inst.db.execute(sql`UPDATE users SET updated_at = now() + interval '1 second' WHERE id = ${user.id}`);
+    const codeHash = sha256(code);
+    expect(await t.inst.store.codes.markUsed({ codeHash, userVersion: found!.user!.updatedAt })).toBe(false);
+    expect(await usedAt(code)).toBeNull();
+    expect(await t.inst.store.codes.markUsed({ codeHash, userVersion: null })).toBe(true);
+  });
+
+  it("checks the code's grant, user and session by their keys, not by scanning", async () => {
+    const { code, user } = await authorized();
+    const guard = markCodeUsedWrite(t.inst.db, { codeHash: sha256(code), userVersion: user.updatedAt }, new Date()).guard;
+    const plan = resultRows<{ "QUERY PLAN": string }>(await t.inst.db.execute(sql.raw("EXPLAIN ").append(guard.getSQL())))
+      .map((r) => r["QUERY PLAN"])
+      .join("\n");
+    for (const key of ["users_pkey", "sessions_pkey", "grants_pkey"]) expect(plan).toContain(key);
+    expect(plan).not.toMatch(/Seq Scan on (users|sessions|grants)/);
+  });
+});
