@@ -115,8 +115,8 @@ async function main() {
   let roundTrips = {};
   if (opts.roundTrips && targets.torii) {
     const counting = await startTorii({ root: toriiRoot, port: opts.port + 1, databaseUrl, countRoundTrips: true, label: "torii (counting)" });
-    // One refresh token: the counted refresh presents the successor of the first, as every refresh
-    // of the measured runs does once the pool has gone round (a successor's read is remembered).
+    // One refresh token, presented to the process that issued it (by the code grant, then as a
+    // successor), as every refresh of the measured runs is: its read is remembered.
     await prepare(counting, { poolSize: scenarios.some((s) => s.id === "refresh") ? 1 : 0 });
     for (const s of scenarios) {
       await probe(counting, s.steps(counting)); // first call warms caches

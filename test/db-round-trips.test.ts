@@ -93,9 +93,12 @@ describe("database round-trip counter", () => {
     expect(redeemed.status).toBe(200);
     // One read (the code with its grant, user and session), then the one write.
     expect(redeemed.trips).toBe(2);
+    // The code grant remembered what the refresh token's own rotation will read; forgotten here,
+    // as on an instance that did not issue it: one read (the token with its family, grant and
+    // user), then the one write.
+    await t.inst.store.issuedRefreshTokens.take(redeemed.body.refresh_token!);
     const refreshed = await post({ grant_type: "refresh_token", refresh_token: redeemed.body.refresh_token! }, auth);
     expect(refreshed.status).toBe(200);
-    // One read (the token with its family, grant and user), then the one write.
     expect(refreshed.trips).toBe(2);
     // Everything was written: the successor works, the presented token is spent (reuse revokes).
     // The successor's rotation reads nothing: this instance remembered what its read would give,
@@ -110,12 +113,13 @@ describe("database round-trip counter", () => {
   });
 
   /**
-   * The successor's guard compares the user's `updated_at` to the millisecond, since a JavaScript
+   * A refresh token the instance issued, by the code grant or as a successor, rotates in one
+   * statement. Its guard compares the user's `updated_at` to the millisecond, since a JavaScript
    * Date keeps no more; PostgreSQL keeps microseconds. With a time late in its millisecond (a
    * driver that rounded instead of truncating would read the next one), the guard must still win
    * at the first try: one statement, no transaction around a second run.
    */
-  it("rotates a remembered successor in one statement whatever the microseconds of the user's updated_at", async () => {
+  it("rotates a code's refresh token and its successors in one statement each whatever the microseconds of the user's updated_at", async () => {
     const { client, secret } = await makeClient(t, { accessTokenType: "opaque" });
     const user = await makeUser(t);
     await t.inst.db.execute(sql`UPDATE users SET updated_at = date_trunc('milliseconds', now()) + interval '987 microseconds' WHERE id = ${user.id}`);
@@ -129,7 +133,7 @@ describe("database round-trip counter", () => {
       trips.push(r.trips);
       refreshToken = r.body.refresh_token!;
     }
-    expect(trips).toEqual([2, 1, 1]);
+    expect(trips).toEqual([1, 1, 1]);
   });
 
   /**

@@ -131,6 +131,41 @@ describe("authorization_code grant: a code this instance remembered", () => {
     expect(right.status).toBe(200);
   });
 
+  it("remembers the refresh token it gives for its first rotation, which answers as a fresh read would", async () => {
+    // User claims in the ID token and a narrower scope at the refresh, so that what the rotation
+    // carries over from the family, the grant and the user is all in the answer.
+    const answers = [];
+    for (const remembered of [true, false]) {
+      const { client, secret, redeem } = await authorized({ idTokenUserinfoAssertion: true });
+      const issued = await redeem();
+      expect(issued.status).toBe(200);
+      // Forgotten, as on an instance that did not issue it: the rotation reads it.
+      if (!remembered) expect(await t.inst.store.issuedRefreshTokens.take(issued.body.refresh_token)).toBeDefined();
+      const r = await token(t, { grant_type: "refresh_token", refresh_token: issued.body.refresh_token, scope: "openid profile" }, { auth: basic(client.id, secret) });
+      expect(r.status).toBe(200);
+      const id = (await verify(t, r.body.id_token)).payload;
+      const at = (await verify(t, r.body.access_token)).payload;
+      const first = (await verify(t, issued.body.id_token)).payload;
+      expect(id.sid).toBe(first.sid);
+      expect(id.auth_time).toBe(first.auth_time);
+      const drop = (p: Record<string, unknown>) => Object.fromEntries(Object.entries(p).filter(([k]) => !["iat", "exp", "nbf", "jti", "at_hash", "aud", "azp", "client_id", "sub", "sid", "gid", "auth_time", "preferred_username", "email"].includes(k)));
+      answers.push({ id: drop(id), at: drop(at), scope: r.body.scope, refresh: typeof r.body.refresh_token });
+    }
+    expect(answers[0]).toEqual(answers[1]);
+    expect(answers[0]!.scope).toBe("openid profile");
+  });
+
+  it("remembers its refresh token only as far as the database agrees: a revoked grant refuses it", async () => {
+    const { client, secret, code, redeem } = await authorized();
+    const issued = await redeem();
+    await t.inst.db.execute(sql`UPDATE grants SET revoked_at = now() FROM authorization_codes c WHERE c.grant_id = grants.id AND c.code_hash = ${sha256(code)}`);
+    const r = await token(t, { grant_type: "refresh_token", refresh_token: issued.body.refresh_token }, { auth: basic(client.id, secret) });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("invalid_grant");
+    const rows = resultRows<{ rotated: boolean }>(await t.inst.db.execute(sql`SELECT rotated_at IS NOT NULL AS rotated FROM tokens WHERE token_hash = ${sha256(issued.body.refresh_token as string)}`));
+    expect(rows).toEqual([{ rotated: false }]);
+  });
+
   it("compares the user's version only for a read from memory, so a fresh read never loses to a profile change", async () => {
     const { code, user } = await authorized();
     const found = await t.inst.store.codes.findForRedemption(code);

@@ -155,7 +155,7 @@ describe("refresh_token grant", () => {
 
 /**
  * A successor's rotation reads nothing: the instance that issued it remembered what the read
- * would give (Store.refreshSuccessors), and the rotation's guard checks in the database whatever
+ * would give (Store.issuedRefreshTokens), and the rotation's guard checks in the database whatever
  * of that can have changed (lib/store/tokens.ts markRotatedWrite). Each case below changes the
  * database after the first rotation, the way another instance or an administrator would, then
  * presents the remembered successor.

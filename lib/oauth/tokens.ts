@@ -7,6 +7,7 @@ import { acrOf } from "@/lib/protocol/vocabulary";
 import { SIGNING_ALG, type ActiveKey } from "@/lib/keys/signing-keys";
 import type { Client } from "@/lib/store/clients";
 import type { Repositories, Store, TokenSealer } from "@/lib/store/repositories";
+import type { RefreshToken, RefreshTokenFamily } from "@/lib/store/tokens";
 import type { User } from "@/lib/store/users";
 import { claimsForScopes } from "./claims";
 import { scopeString, USER_CLAIM_SCOPES } from "./scopes";
@@ -169,43 +170,39 @@ export async function issueIdToken(ctx: TokenContext): Promise<string> {
   return sign(ctx, { ...claimsForScopes(ctx.user, scopes, ctx.primaryDomain, ctx.idTokenClaims ?? []), ...payload }, "JWT");
 }
 
+/** A refresh token just issued: its value, its row as the refresh grant reads it, and its family when new. */
+export type IssuedRefreshToken = { token: string; stored: RefreshToken; newFamily: RefreshTokenFamily | null };
+
 /**
  * A refresh token in `ctx.familyId` (a new family when absent), stored by hash. `value` is the
  * token itself when the caller derived it (a rotation's successor, grants/refresh-successor.ts);
  * otherwise 256 random bits.
  */
-export async function issueRefreshToken(ctx: TokenContext, value?: string): Promise<{ token: string; familyId: string; id: string; expiresAt: Date }> {
+export async function issueRefreshToken(ctx: TokenContext, value?: string): Promise<IssuedRefreshToken> {
   if (!ctx.grantId) throw new Error("a refresh token needs a grant");
   const expiresAt = new Date((nowSeconds(ctx) + ctx.client.refreshTokenLifetime) * 1000);
-  const familyId =
-    ctx.familyId ??
-    (
-      await ctx.repos.tokens.createFamily({
-        grantId: ctx.grantId,
-        clientId: ctx.client.id,
-        userId: ctx.user?.id ?? null,
-        sessionId: ctx.sessionId ?? null,
-        scopes: ctx.scopes,
-        authTime: ctx.authTime ?? null,
-        amr: ctx.amr ?? [],
-        actor: ctx.actor ?? null,
-        expiresAt,
-      })
-    ).id;
-  const stored = await ctx.repos.tokens.insertOpaque({
-    value,
-    kind: "refresh",
+  const family = {
+    sessionId: ctx.sessionId ?? null,
+    scopes: ctx.scopes,
+    authTime: ctx.authTime ?? null,
+    amr: ctx.amr ?? [],
+    actor: ctx.actor ?? null,
+  };
+  const newFamily = ctx.familyId
+    ? null
+    : { id: (await ctx.repos.tokens.createFamily({ grantId: ctx.grantId, clientId: ctx.client.id, userId: ctx.user?.id ?? null, ...family, expiresAt })).id, ...family, revokedAt: null };
+  const familyId = ctx.familyId ?? newFamily!.id;
+  const row = {
+    kind: "refresh" as const,
     clientId: ctx.client.id,
     userId: ctx.user?.id ?? null,
-    sessionId: ctx.sessionId ?? null,
     grantId: ctx.grantId,
     familyId,
-    scopes: ctx.scopes,
     audience: ctx.audience?.length ? ctx.audience : [ctx.client.id],
-    actor: ctx.actor ?? null,
     expiresAt,
-  });
-  return { token: stored.value, familyId, id: stored.id, expiresAt };
+  };
+  const inserted = await ctx.repos.tokens.insertOpaque({ value, ...row, sessionId: family.sessionId, scopes: ctx.scopes, actor: family.actor });
+  return { token: inserted.value, stored: { id: inserted.id, ...row, revokedAt: null, rotatedAt: null }, newFamily };
 }
 
 /** Whether a refresh token goes out: only for `offline_access`, and only to a client registered for the refresh grant. */

@@ -22,8 +22,8 @@ export type CacheName = "settings" | "clients" | "keys" | "textOverrides" | "acc
  */
 export const ACCESS_TOKEN_CACHE_SECONDS = 5;
 
-/** How long a successor's read is remembered for its own rotation (`refreshSuccessors`). */
-const REFRESH_SUCCESSOR_SECONDS = 3600;
+/** How long a refresh token's read is remembered for its own rotation (`issuedRefreshTokens`). */
+const ISSUED_REFRESH_TOKEN_SECONDS = 3600;
 
 export type KeyMaterial = {
   jwks: { body: string; etag: string };
@@ -45,12 +45,12 @@ export class Caches {
   /** The user claims a grant's authorization request asked for at userinfo, by grant id: a grant's never change. */
   readonly grantClaims: TtlCache<string[]>;
   /**
-   * Refresh tokens this instance issued as a rotation's successor, by the SHA-256 of the token,
-   * with what their own rotation would read (`Store.refreshSuccessors`). Taken once; a rotation
+   * Refresh tokens this instance issued (a code's first, a rotation's successor), by the SHA-256
+   * of the token, with what their own rotation would read (`Store.issuedRefreshTokens`). Taken once; a rotation
    * trusts one only together with its guard (lib/store/tokens.ts markRotatedWrite), so no change
    * elsewhere needs to invalidate it, and `invalidateAll` leaves it alone.
    */
-  readonly refreshSuccessors: TtlCache<TokenWithGrant>;
+  readonly issuedRefreshTokens: TtlCache<TokenWithGrant>;
   /**
    * Codes this instance issued, by the SHA-256 of the code, with what their redemption would read
    * (`Store.codeRedemptions`). Taken once, and trusted only together with the guard that marks the
@@ -76,7 +76,7 @@ export class Caches {
     this.grantClaims = new TtlCache(clock, 60_000, 50_000);
     // An hour covers a client that refreshes when its access token (an hour by default) runs
     // out; 10,000 entries of a few kB each bound the memory.
-    this.refreshSuccessors = new TtlCache(clock, REFRESH_SUCCESSOR_SECONDS * 1000, 10_000);
+    this.issuedRefreshTokens = new TtlCache(clock, ISSUED_REFRESH_TOKEN_SECONDS * 1000, 10_000);
     // The longest code lifetime the settings allow; a code past its own is refused by the grant
     // and by the guard whatever is remembered.
     this.codeRedemptions = new TtlCache(clock, MAX_AUTH_CODE_SECONDS * 1000, 10_000);

@@ -204,9 +204,9 @@ export function drizzleStore(scope: StoreScope): Store {
         return value;
       },
     },
-    refreshSuccessors: {
-      remember: (value, read) => { scope.caches.refreshSuccessors.put(sha256(value), read); },
-      take: (value) => scope.caches.refreshSuccessors.take(sha256(value)),
+    issuedRefreshTokens: {
+      remember: (value, read) => { scope.caches.issuedRefreshTokens.put(sha256(value), read); },
+      take: (value) => scope.caches.issuedRefreshTokens.take(sha256(value)),
     },
     codeRedemptions: {
       remember: (code, read) => { scope.caches.codeRedemptions.put(sha256(code), read); },

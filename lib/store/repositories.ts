@@ -172,12 +172,12 @@ export interface Store extends Repositories {
    */
   readonly activeTokens: { through<T extends object>(token: string, load: () => Promise<T | undefined>): Promise<T | undefined> };
   /**
-   * The read of a refresh token this instance issued as a rotation's successor
-   * (`tokens.findWithGrant`), remembered for that token's own rotation so that it needs no read:
+   * The read of a refresh token this instance issued, by the code grant or as a rotation's
+   * successor (`tokens.findWithGrant`), remembered for that token's own rotation so that it needs no read:
    * `take` answers it once. Never trusted alone: the rotation's guard checks in the database
    * everything in it that can change (lib/store/tokens.ts markRotatedWrite).
    */
-  readonly refreshSuccessors: { remember(value: string, read: TokenWithGrant): void; take(value: string): Promise<TokenWithGrant> | undefined };
+  readonly issuedRefreshTokens: { remember(value: string, read: TokenWithGrant): void; take(value: string): Promise<TokenWithGrant> | undefined };
   /**
    * The read of a code this instance issued (`codes.findForRedemption`), remembered for its
    * redemption so that it needs no read: `take` answers it once. Never trusted alone: marking the

@@ -107,7 +107,7 @@ export type Rotation = {
  * JavaScript Date keeps).
  *
  * Why all of it here and not only "not rotated": the read may be from memory (the successor this
- * instance issued, `Store.refreshSuccessors`), and on PostgreSQL another instance may have revoked
+ * instance issued, `Store.issuedRefreshTokens`), and on PostgreSQL another instance may have revoked
  * the grant since. With the checks in the guard, a revocation or a profile change that commits
  * before the rotation makes the guard lose, and the grant runs again in a transaction on a fresh
  * read (lib/store/write.ts); what was read can never outlive what the database says.

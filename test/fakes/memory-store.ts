@@ -422,7 +422,7 @@ export class MemoryStore {
       // No cache: every resolution reads the state, so a test sees each write at once.
       activeTokens: { through: (_token, load) => load() },
       // Nothing remembered: every rotation reads.
-      refreshSuccessors: { remember: () => undefined, take: () => undefined },
+      issuedRefreshTokens: { remember: () => undefined, take: () => undefined },
       codeRedemptions: { remember: () => undefined, take: () => undefined },
       grantClaims: { userinfo: (grantId) => Promise.resolve(this.state.grants.get(grantId)?.claims?.userinfo ?? []) },
       rateLimits: { hit: (_key, limit, windowSeconds) => Promise.resolve({ allowed: true, count: 1, limit, retryAfterSeconds: windowSeconds }) },

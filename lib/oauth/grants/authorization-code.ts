@@ -3,6 +3,7 @@ import { CLIENT_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import { constantTimeEqual, sha256 } from "@/lib/crypto";
 import type { AuthorizationCode } from "@/lib/store/codes";
 import type { Repositories } from "@/lib/store/repositories";
+import type { TokenWithGrant } from "@/lib/store/tokens";
 import { InvalidGrant } from "@/lib/protocol/errors";
 import { parseParams } from "../params/parse";
 import { authorizationCodeParams, CODE_VERIFIER, GRANT } from "../params/token";
@@ -21,9 +22,12 @@ export const authorizationCodeGrant: Grant = {
     const p = parseParams(authorizationCodeParams, g.form);
     const client = g.client!;
     const apis = await g.store.apis.list();
+    // What the refresh token's first rotation will read, when this redemption commits (remembered below).
+    let first: TokenWithGrant | undefined;
     // One transaction: the code marked used, the refresh family and tokens and the audit event
     // commit together. Concurrent redemptions meet at markCodeUsed, which exactly one wins.
-    return grantTransaction(g, async (env) => {
+    const body = await grantTransaction(g, async (env) => {
+      first = undefined;
       const tx = env.repos;
       // The code, its grant, its user and its session in one read; none for a code this instance
       // issued (taken once: a second run of this function, in a transaction, reads). Marking the
@@ -58,6 +62,9 @@ export const authorizationCodeGrant: Grant = {
         amr: code.amr,
         idTokenClaims: grant.claims?.idToken,
         target: api && { api, roles: await tx.roles.for({ userId: user.id }, api.api.id) },
+        onRefreshToken: ({ stored, newFamily }) => {
+          if (newFamily) first = { token: stored, family: newFamily, grant, user };
+        },
       });
       await tx.audit.record({ ...g.audit }, {
         action: "token.issued",
@@ -68,6 +75,8 @@ export const authorizationCodeGrant: Grant = {
       });
       return body;
     });
+    if (first && body.refresh_token) g.store.issuedRefreshTokens.remember(body.refresh_token, first);
+    return body;
   },
 };
 

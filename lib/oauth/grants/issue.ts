@@ -2,7 +2,7 @@ import type { Client } from "@/lib/store/clients";
 import type { User } from "@/lib/store/users";
 import { accessTokenScopes, type Target } from "../resources";
 import { scopeString } from "../scopes";
-import { apiTokenContext, issueAccessToken, issueIdToken, issueRefreshToken, wantsRefreshToken, type IssueEnv, type TokenContext } from "../tokens";
+import { apiTokenContext, issueAccessToken, issueIdToken, issueRefreshToken, wantsRefreshToken, type IssuedRefreshToken, type IssueEnv, type TokenContext } from "../tokens";
 import type { TokenResponse } from "./types";
 
 /**
@@ -42,8 +42,8 @@ export async function issueUserTokens(
      * keeps the whole grant so that it can be exchanged for another of its APIs later.
      */
     target?: { api: Target; roles: readonly string[] } | null;
-    /** Told the stored row of a new refresh token (the refresh grant remembers its successor's). */
-    onRefreshToken?: (stored: { id: string; expiresAt: Date }) => void;
+    /** Told of a new refresh token (the code and refresh grants remember what its own refresh will read). */
+    onRefreshToken?: (issued: IssuedRefreshToken) => void;
   },
 ): Promise<TokenResponse> {
   const ctx: TokenContext = {

@@ -8,6 +8,7 @@ import { GRANT, refreshTokenParams } from "../params/token";
 import type { Api } from "@/lib/store/apis";
 import { resourcesOf, tokenTarget } from "../resources";
 import { narrowScopes, parseScopeTokens } from "../scopes";
+import type { IssuedRefreshToken } from "../tokens";
 import { issueUserTokens } from "./issue";
 import { refreshReuseIntervalSeconds, successorValue } from "./refresh-successor";
 import { CommittedRefusal, grantTransaction, type IssueEnv } from "./transaction";
@@ -42,7 +43,7 @@ export const refreshTokenGrant: Grant = {
       // The token, its family, grant and user in one read; none for a successor this instance
       // issued (taken once: a second run of this function, in a transaction, reads). The guard
       // below checks against the database whatever of it can have changed since.
-      const remembered = await g.store.refreshSuccessors.take(presented.value);
+      const remembered = await g.store.issuedRefreshTokens.take(presented.value);
       const found = remembered ?? (await env.repos.tokens.findWithGrant(presented.value));
       const t = found?.token;
       if (!found || !t || t.kind !== "refresh" || !t.familyId) throw new InvalidGrant(INVALID);
@@ -59,8 +60,8 @@ export const refreshTokenGrant: Grant = {
 
       const body = await issueFrom(env, g, t, family, grant, user, scopes, presented, {
         refreshTokenValue: successorValue(g.masterKey, presented.value),
-        onRefreshToken: (stored) => {
-          successor = { token: { ...t, id: stored.id, expiresAt: stored.expiresAt, revokedAt: null, rotatedAt: null }, family, grant, user: found.user };
+        onRefreshToken: ({ stored }) => {
+          successor = { token: stored, family, grant, user: found.user };
         },
       });
       await env.repos.audit.record(g.audit, {
@@ -72,7 +73,7 @@ export const refreshTokenGrant: Grant = {
       });
       return body;
     });
-    if (successor && body.refresh_token) g.store.refreshSuccessors.remember(body.refresh_token, successor);
+    if (successor && body.refresh_token) g.store.issuedRefreshTokens.remember(body.refresh_token, successor);
     return body;
   },
 };
@@ -99,7 +100,7 @@ async function issueFrom(
   user: User | null,
   scopes: string[],
   presented: Presented,
-  refresh: { refreshTokenValue?: string; existingRefreshToken?: string; onRefreshToken?: (stored: { id: string; expiresAt: Date }) => void },
+  refresh: { refreshTokenValue?: string; existingRefreshToken?: string; onRefreshToken?: (issued: IssuedRefreshToken) => void },
 ): Promise<TokenResponse> {
   const api = tokenTarget(presented.apis, g.client!, { resources: grant.resources, scopes }, presented.resources);
   const holder = user ? { userId: user.id } : { clientId: g.client!.id };
