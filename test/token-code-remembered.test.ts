@@ -70,6 +70,23 @@ describe("authorization_code grant: a code this instance remembered", () => {
     expect(refreshed.body.error).toBe("invalid_grant");
   });
 
+  it("checks redirect_uri and the PKCE verifier as for a code it reads, and the refresh token needs offline_access", async () => {
+    // Spec 4.3.1: redirect_uri must exactly equal the authorization request's; RFC 7636 4.6: the
+    // verifier of the challenge sent. Each on a code of its own, so that memory answers it.
+    for (const wrong of [{ redirect_uri: `${REDIRECT}/other` }, { code_verifier: "w".repeat(43) }]) {
+      const { client, secret, code, redeem } = await authorized({}, "openid profile");
+      const refused = await token(t, { grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: VERIFIER, ...wrong }, { auth: basic(client.id, secret) });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe("invalid_grant");
+      expect(await usedAt(code)).toBeNull();
+      // Spec 4.3.1: a refresh token only when offline_access was requested.
+      const r = await redeem();
+      expect(r.status).toBe(200);
+      expect(r.body.id_token).toBeTruthy();
+      expect(r.body.refresh_token).toBeUndefined();
+    }
+  });
+
   it("is won by exactly one of concurrent redemptions", async () => {
     const { redeem } = await authorized();
     const all = await Promise.all([redeem(), redeem(), redeem()]);

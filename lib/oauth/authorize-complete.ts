@@ -88,8 +88,7 @@ export async function completeAuthorization(
         amr: session.amr,
         lifetimeSeconds: settings.lifetimes.authCode,
       });
-      const { hasSecondFactor: _f, passwordChangedAt: _p, ...asStored } = user;
-      issued = { code, read: { code: stored, grant: { id: grant.id, ...granted, revokedAt: null }, user: asStored, sessionEnded: false } };
+      issued = { code, read: { code: stored, grant: { id: grant.id, ...granted, revokedAt: null }, user, sessionEnded: false } };
       return deliverAuthorizationResponse(ctx, { code, state: req.state ?? undefined });
     }
 

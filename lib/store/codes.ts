@@ -4,6 +4,7 @@ import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import { sessionHasEnded, type Grant } from "./grants";
 import type { User } from "./users";
+import { notRevoked, sessionNotEnded, userAsRead } from "./guard-checks";
 import { columnsOf, insertRow, preparedRead, statement } from "./statement";
 import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
@@ -126,13 +127,9 @@ export function markCodeUsedWrite(db: Executor, r: CodeRedeeming, now: Date): Gu
               eq(c.codeHash, p("codeHash")),
               isNull(c.usedAt),
               sql`${c.expiresAt} > ${p("now")}::timestamptz`,
-              // Scalar subqueries by key (null, so false, for a missing row), not EXISTS: those the
-              // planner may turn into joins that scan a small table, and under an OR it hashes the
-              // EXISTS over every matching row (lib/store/tokens.ts). One code, three index lookups.
-              sql`(SELECT ${grants.revokedAt} IS NULL FROM ${grants} WHERE ${grants.id} = ${c.grantId})`,
-              sql`(SELECT NOT ${users.locked} AND (${p("userVersion")}::timestamptz IS NULL OR date_trunc('milliseconds', ${users.updatedAt}) = ${p("userVersion")}::timestamptz) FROM ${users} WHERE ${users.id} = ${c.userId})`,
-              // As sessionHasEnded: a code without a session never has an ended one.
-              sql`COALESCE((SELECT ${sessions.endedAt} IS NULL AND ${sessions.absoluteExpiresAt} > ${p("now")}::timestamptz FROM ${sessions} WHERE ${sessions.id} = ${c.sessionId}), ${c.sessionId} IS NULL)`,
+              notRevoked(grants, c.grantId),
+              userAsRead(c.userId, p("userVersion")),
+              sessionNotEnded(c.sessionId, p("now")),
             ),
           )
           .returning({ h: c.codeHash }),

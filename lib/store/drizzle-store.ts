@@ -12,7 +12,8 @@ import { createGrant, createGrantWrite, getGrant, revokeGrant, revokeJti, revoke
 import { consumeJtiOnce, consumeJtiOnceWrite } from "./jti";
 import { applyInvalidations, INVALIDATION_CHANNEL, mutate, type Invalidation } from "./invalidation";
 import { hitRateLimit } from "./rate-limit";
-import type { Repositories, Store } from "./repositories";
+import type { Remembered, Repositories, Store } from "./repositories";
+import type { TtlCache } from "@/lib/cache/ttl-cache";
 import { browserWithSessions, createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession, touchSessionWrite } from "./sessions";
 import { getSettings } from "./settings";
 import {
@@ -173,6 +174,16 @@ function batchedRepositories(direct: Repositories, db: Executor, batch: WriteBat
   };
 }
 
+/** Reads remembered in `cache` by the SHA-256 of their value: the value itself is never kept. */
+function rememberedIn<T>(cache: TtlCache<T>): Remembered<T> {
+  return {
+    remember: (value, read) => {
+      cache.put(sha256(value), read);
+    },
+    take: (value) => cache.take(sha256(value)),
+  };
+}
+
 /** What the store needs of the engine: its database, caches and identity (for invalidations), and its keys. */
 export type StoreScope = { db: Db; caches: Caches; clock: Clock; id: string; database: Pick<Database, "kind" | "query">; keys: Store["keys"] };
 
@@ -204,14 +215,8 @@ export function drizzleStore(scope: StoreScope): Store {
         return value;
       },
     },
-    issuedRefreshTokens: {
-      remember: (value, read) => { scope.caches.issuedRefreshTokens.put(sha256(value), read); },
-      take: (value) => scope.caches.issuedRefreshTokens.take(sha256(value)),
-    },
-    codeRedemptions: {
-      remember: (code, read) => { scope.caches.codeRedemptions.put(sha256(code), read); },
-      take: (code) => scope.caches.codeRedemptions.take(sha256(code)),
-    },
+    issuedRefreshTokens: rememberedIn(scope.caches.issuedRefreshTokens),
+    codeRedemptions: rememberedIn(scope.caches.codeRedemptions),
     grantClaims: {
       userinfo: (grantId) => scope.caches.grantClaims.get(grantId, async () => (await getGrant(scope.db, grantId))?.claims?.userinfo ?? []),
     },

@@ -38,6 +38,12 @@ type On<F> = F extends (db: never, ...args: infer A) => infer R ? (...args: NowO
 /** A trailing `now` is optional on a repository: left out, it is the engine clock's time (Repositories.clock). */
 type NowOptional<A extends unknown[]> = A extends [...infer H, Date] ? [...H, Date?] : A;
 
+/**
+ * A read remembered, by the secret value it was for (a code, a refresh token), until that value
+ * comes back to this instance: `take` answers it once, or undefined when forgotten or expired.
+ */
+export type Remembered<T> = { remember(value: string, read: T): void; take(value: string): Promise<T> | undefined };
+
 export interface CodeRepository {
   create: On<typeof createAuthorizationCode>;
   find: On<typeof findAuthorizationCode>;
@@ -177,14 +183,14 @@ export interface Store extends Repositories {
    * `take` answers it once. Never trusted alone: the rotation's guard checks in the database
    * everything in it that can change (lib/store/tokens.ts markRotatedWrite).
    */
-  readonly issuedRefreshTokens: { remember(value: string, read: TokenWithGrant): void; take(value: string): Promise<TokenWithGrant> | undefined };
+  readonly issuedRefreshTokens: Remembered<TokenWithGrant>;
   /**
    * The read of a code this instance issued (`codes.findForRedemption`), remembered for its
    * redemption so that it needs no read: `take` answers it once. Never trusted alone: marking the
    * code used checks in the database everything in it that can change (lib/store/codes.ts
    * markCodeUsedWrite).
    */
-  readonly codeRedemptions: { remember(code: string, read: Redemption): void; take(code: string): Promise<Redemption> | undefined };
+  readonly codeRedemptions: Remembered<Redemption>;
   /** The user claims a grant's authorization request asked for at userinfo (OIDC Core 5.5); cached, they never change. */
   readonly grantClaims: { userinfo(grantId: string): Promise<string[]> };
   readonly rateLimits: {

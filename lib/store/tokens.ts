@@ -4,6 +4,7 @@ import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import type { Grant } from "./grants";
 import type { User } from "./users";
+import { notRevoked, userAsRead } from "./guard-checks";
 import { columnsOf, insertRow, preparedRead, statement } from "./statement";
 import { runGuard, runWrite, type GuardWrite, type Write } from "./write";
 
@@ -129,11 +130,10 @@ export function markRotatedWrite(db: Executor, r: Rotation, now: Date): GuardWri
               isNull(tokens.rotatedAt),
               isNull(tokens.revokedAt),
               sql`${tokens.expiresAt} > ${p("now")}::timestamptz`,
-              sql`EXISTS (SELECT 1 FROM ${refreshTokenFamilies} WHERE ${refreshTokenFamilies.id} = ${tokens.familyId} AND ${refreshTokenFamilies.revokedAt} IS NULL)`,
-              sql`EXISTS (SELECT 1 FROM ${grants} WHERE ${grants.id} = ${tokens.grantId} AND ${grants.revokedAt} IS NULL)`,
-              // A scalar subquery, not `user_id IS NULL OR EXISTS (…)`: under an OR, PostgreSQL
-              // hashes the EXISTS once over every user that matches, a scan of the whole table.
-              sql`COALESCE((SELECT NOT ${users.locked} AND (${p("userVersion")}::timestamptz IS NULL OR date_trunc('milliseconds', ${users.updatedAt}) = ${p("userVersion")}::timestamptz) FROM ${users} WHERE ${users.id} = ${tokens.userId}), ${tokens.userId} IS NULL)`,
+              notRevoked(refreshTokenFamilies, tokens.familyId),
+              notRevoked(grants, tokens.grantId),
+              // A client's own token has no user.
+              sql`COALESCE(${userAsRead(tokens.userId, p("userVersion"))}, ${tokens.userId} IS NULL)`,
             ),
           )
           .returning({ id: tokens.id }),

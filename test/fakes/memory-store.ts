@@ -7,7 +7,7 @@ import { AUTH_REQUEST_LIFETIME_SECONDS, type AuthRequest } from "@/lib/store/aut
 import type { Client } from "@/lib/store/clients";
 import type { AuthorizationCode } from "@/lib/store/codes";
 import type { Grant } from "@/lib/store/grants";
-import type { Repositories, Store } from "@/lib/store/repositories";
+import type { Remembered, Repositories, Store } from "@/lib/store/repositories";
 import type { Settings } from "@/lib/store/settings";
 import type { RefreshFamily, StoredToken } from "@/lib/store/tokens";
 import type { Session } from "@/lib/store/sessions";
@@ -55,6 +55,8 @@ function cloneState(s: State): State {
     authRequests: new Map([...s.authRequests].map(([k, v]) => [k, { ...v }])),
   };
 }
+
+const FORGETFUL: Remembered<never> = { remember: () => undefined, take: () => undefined };
 
 const unsupported = (what: string) => () => {
   throw new Error(`memory store: ${what} is not implemented`);
@@ -422,8 +424,9 @@ export class MemoryStore {
       // No cache: every resolution reads the state, so a test sees each write at once.
       activeTokens: { through: (_token, load) => load() },
       // Nothing remembered: every rotation reads.
-      issuedRefreshTokens: { remember: () => undefined, take: () => undefined },
-      codeRedemptions: { remember: () => undefined, take: () => undefined },
+      // Nothing is remembered here: every grant reads.
+      issuedRefreshTokens: FORGETFUL,
+      codeRedemptions: FORGETFUL,
       grantClaims: { userinfo: (grantId) => Promise.resolve(this.state.grants.get(grantId)?.claims?.userinfo ?? []) },
       rateLimits: { hit: (_key, limit, windowSeconds) => Promise.resolve({ allowed: true, count: 1, limit, retryAfterSeconds: windowSeconds }) },
       transaction: (fn) => this.transaction(fn),

@@ -86,8 +86,8 @@ export const authorizationCodeGrant: Grant = {
  * checks changed after the read (the grant revoked, the session ended, the user locked).
  */
 async function lostGuard(tx: Repositories, g: GrantRequest, presented: string): Promise<CommittedRefusal> {
-  const now = await tx.codes.findForRedemption(presented);
-  if (now?.code.usedAt) return replay(tx, g, now.code);
+  const again = await tx.codes.findForRedemption(presented);
+  if (again?.code.usedAt) return replay(tx, g, again.code);
   throw new InvalidGrant(INVALID);
 }
 
