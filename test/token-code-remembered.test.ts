@@ -45,6 +45,12 @@ async function usedAt(code: string): Promise<Date | null | undefined> {
   return rows[0]?.used_at;
 }
 
+/** The user's `updated_at` as the `updated_at` claim gives it (OIDC Core 5.1: seconds). */
+async function updatedAtSeconds(userId: string): Promise<number> {
+  const rows = resultRows<{ s: number | string }>(await t.inst.db.execute(sql`SELECT floor(extract(epoch FROM updated_at))::int AS s FROM users WHERE id = ${userId}`));
+  return Number(rows[0]!.s);
+}
+
 async function grantRevoked(code: string): Promise<boolean> {
   const rows = resultRows<{ revoked: boolean }>(
     await t.inst.db.execute(sql`SELECT g.revoked_at IS NOT NULL AS revoked FROM grants g JOIN authorization_codes c ON c.grant_id = g.id WHERE c.code_hash = ${sha256(code)}`),
@@ -153,7 +159,7 @@ describe("authorization_code grant: a code this instance remembered", () => {
     // carries over from the family, the grant and the user is all in the answer.
     const answers = [];
     for (const remembered of [true, false]) {
-      const { client, secret, redeem } = await authorized({ idTokenUserinfoAssertion: true });
+      const { client, secret, user, redeem } = await authorized({ idTokenUserinfoAssertion: true });
       const issued = await redeem();
       expect(issued.status).toBe(200);
       // Forgotten, as on an instance that did not issue it: the rotation reads it.
@@ -165,7 +171,10 @@ describe("authorization_code grant: a code this instance remembered", () => {
       const first = (await verify(t, issued.body.id_token)).payload;
       expect(id.sid).toBe(first.sid);
       expect(id.auth_time).toBe(first.auth_time);
-      const drop = (p: Record<string, unknown>) => Object.fromEntries(Object.entries(p).filter(([k]) => !["iat", "exp", "nbf", "jti", "at_hash", "aud", "azp", "client_id", "sub", "sid", "gid", "auth_time", "preferred_username", "email"].includes(k)));
+      // Each pass has a user of its own, created a moment apart (their seconds can differ): the
+      // claim is compared with that user's row, the rest of the answers with each other.
+      expect(id.updated_at).toBe(await updatedAtSeconds(user.id));
+      const drop = (p: Record<string, unknown>) => Object.fromEntries(Object.entries(p).filter(([k]) => !["iat", "exp", "nbf", "jti", "at_hash", "aud", "azp", "client_id", "sub", "sid", "gid", "auth_time", "preferred_username", "email", "updated_at"].includes(k)));
       answers.push({ id: drop(id), at: drop(at), scope: r.body.scope, refresh: typeof r.body.refresh_token });
     }
     expect(answers[0]).toEqual(answers[1]);
