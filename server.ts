@@ -13,6 +13,7 @@ import { startupBanner } from "@torii/core/server/banner";
 import { adoptBuiltNextConfig } from "@torii/core/server/built-next-config";
 import { superviseWorkers } from "@torii/core/server/cluster";
 import { createToriiServer } from "@torii/core/server/create-server";
+import { routerStateScreen } from "@torii/core/server/request-screen";
 import { stopOnSignals } from "@torii/core/server/graceful-shutdown";
 import { switchOffIdleAsyncContexts } from "@torii/core/server/idle-async-context";
 
@@ -64,7 +65,9 @@ async function main() {
   const app = next({ dev: false, dir: process.cwd(), hostname: cfg.hostname, port: cfg.port });
   await app.prepare();
   const handle = app.getRequestHandler();
-  const server = createToriiServer(inst, contexts.serving((req, res) => handle(req, res)));
+  // Next's own parser of the router-state header, to refuse what it would answer with a 500.
+  const routerState = await import("next/dist/server/app-render/parse-and-validate-flight-router-state.js");
+  const server = createToriiServer(inst, contexts.serving((req, res) => handle(req, res)), routerStateScreen(routerState.parseAndValidateFlightRouterState));
 
   server.on("error", (err: NodeJS.ErrnoException) => {
     console.error(err.code === "EADDRINUSE" ? `Configuration error: PORT ${cfg.port} is already in use` : err.message);

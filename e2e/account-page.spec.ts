@@ -157,6 +157,21 @@ test("the owner manages the account: profile, password, authenticator and recove
   await Promise.all([ctx.close(), elsewhere.close()]);
 });
 
+test("a notice named in the address by a name every object has shows the general message, not a key", async ({ browser }) => {
+  const name = uniqueName("acct");
+  await createUser(name, PASSWORD);
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  await openAccount(page, name);
+  for (const q of ["error=__proto__", "error=toString", "section=profile&error=constructor", "section=password&error=passwordPolicy&violations=__proto__,minLength"]) {
+    const res = await page.goto(`${BASE_URL}/ui/account?${q}`);
+    expect(res?.status()).toBe(200);
+    await expect(page.getByRole("alert").first()).toContainText(q.includes("passwordPolicy") ? "" : "Something went wrong on our side");
+    await expect(page.locator("body")).not.toContainText("account.errors");
+  }
+  await ctx.close();
+});
+
 test("the account page needs a recent sign-in to change second factors, and a form without its CSRF token changes nothing", async ({ browser, request }) => {
   const name = uniqueName("acct");
   await createUser(name, PASSWORD);

@@ -221,6 +221,13 @@ test("features: toggles save at once and the token endpoint follows", async ({ b
   const { context, page } = await consoleSession(browser, admin.name);
   await page.goto(`${CONSOLE}/features`);
   await expectOneH1(page, "Features");
+  // The switches save through server actions, which carry the router's state header: the
+  // server's screen of that header (a forged one is a 400) lets every real one through.
+  const actions: { state: boolean; status: number }[] = [];
+  page.on("response", (r) => {
+    const h = r.request().headers();
+    if (h["next-action"]) actions.push({ state: "next-router-state-tree" in h, status: r.status() });
+  });
   const exchange = () =>
     fetch(BASE_URL + "/oauth/v2/token", {
       method: "POST",
@@ -242,6 +249,8 @@ test("features: toggles save at once and the token endpoint follows", async ({ b
   await page.getByRole("switch", { name: "Token exchange" }).uncheck();
   await expect(page.locator(".toggle-row").first().getByRole("status")).toHaveText("Saved");
   expect((await exchange()).error).toBe("unsupported_grant_type");
+  expect(actions.length).toBeGreaterThanOrEqual(2);
+  expect(actions).toEqual(actions.map(() => ({ state: true, status: 200 })));
   await context.close();
 });
 
@@ -434,6 +443,18 @@ test("keyboard: skip link and sidebar reachable with Tab", async ({ browser }) =
   await expect(page.locator(":focus")).toHaveText(/Overview/);
   await page.keyboard.press("Enter");
   await page.waitForURL(CONSOLE);
+  await context.close();
+});
+
+test("a malformed router-state header is a 400 from the server, not a 500 from Next", async ({ browser }) => {
+  const { context } = await consoleSession(browser, admin.name);
+  // What Next's client router sends with its requests (RSC, server actions), forged so that Next's
+  // own parser refuses it; the features test checks that the real ones still go through.
+  for (const state of ["garbage", encodeURIComponent("[1]"), "%E0%A4%A"]) {
+    const res = await context.request.get(`${CONSOLE}/applications?_rsc=x`, { headers: { RSC: "1", "Next-Router-State-Tree": state }, maxRedirects: 0 });
+    expect(res.status()).toBe(400);
+    expect(await res.text()).not.toMatch(/Internal Server Error/);
+  }
   await context.close();
 });
 

@@ -61,9 +61,9 @@ describe("client_secret_basic", () => {
     expect(same.status).toBe(200);
   });
 
-  it("answers 401 invalid_client with a Basic challenge for a wrong secret, an unknown client, or a malformed header", async () => {
+  it("answers 401 invalid_client with a Basic challenge for a wrong secret, an unknown client, a malformed header, or another scheme (RFC 6749 5.2)", async () => {
     const { client } = await makeClient(t);
-    for (const auth of [basic(client.id, "wrong"), basic("000000000000000000", "x"), "Basic !!!", "Basic " + Buffer.from("nocolon").toString("base64")]) {
+    for (const auth of [basic(client.id, "wrong"), basic("000000000000000000", "x"), "Basic !!!", "Basic " + Buffer.from("nocolon").toString("base64"), "Basic", "Bearer x", "Digest x"]) {
       const r = await token(t, { grant_type: "client_credentials" }, { auth });
       expect(r.status).toBe(401);
       expect(r.body.error).toBe("invalid_client");

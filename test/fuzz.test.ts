@@ -285,3 +285,17 @@ describe("fuzz: hostile requests over every endpoint", () => {
     expect([...statuses.keys()].filter((s) => s >= 200 && s < 500).length).toBeGreaterThan(6);
   }, 180_000);
 });
+
+describe("management API: nesting", () => {
+  it("a body nested thousands of levels deep is a 400 naming the limit, not a 500 (found by a probe: 10 KB of brackets)", async () => {
+    for (const body of ["[".repeat(5000) + "]".repeat(5000), '{"a":'.repeat(5000) + "1" + "}".repeat(5000)]) {
+      const res = await t.api("/management/v1/clients", { method: "POST", headers: { "content-type": "application/json" }, body });
+      expect(res.status).toBe(400);
+      expect((await res.json()).fields).toEqual([expect.objectContaining({ code: "too_deeply_nested" })]);
+    }
+    // Nesting a real resource could use is untouched: this one fails validation, not the depth check.
+    const shallow = await t.api("/management/v1/clients", { method: "POST", json: { name: "c", redirectUris: [[[["https://rp.example/cb"]]]] } });
+    expect(shallow.status).toBe(400);
+    expect(JSON.stringify(await shallow.json())).not.toContain("too_deeply_nested");
+  });
+});

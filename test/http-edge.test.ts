@@ -1,9 +1,11 @@
+import http from "node:http";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectionClientAddress, resolveClientAddress, trustedProxyList } from "@/lib/http/client-address";
 import { startTestInstance, type TestInstance } from "./harness";
 import { NEXT_ROUTES } from "./next-routes";
 import { rawRequest } from "./raw-http";
+import { readBody, RequestAborted } from "@/lib/server/node-adapter";
 
 /**
  * Issue 16, the edge of the server: bounded bodies on every route (defect 1), timeouts and a
@@ -108,6 +110,46 @@ describe("bounded bodies (defect 1)", () => {
     }
     await new Promise((r) => setTimeout(r, 100));
     expect((await fetch(t.baseUrl + "/healthz")).status).toBe(200);
+  });
+});
+
+describe("refusals and aborted bodies (found by a probe)", () => {
+  it("a refused request whose small body lands just after the answer keeps its keep-alive connection", async () => {
+    const { hostname, port } = new URL(t.baseUrl);
+    const s = net.connect(Number(port), hostname);
+    let got = "";
+    s.on("data", (d) => (got += d.toString("latin1")));
+    await new Promise((r) => s.once("connect", r));
+    // Refused by its request line, before anything reads the body, which arrives a moment later.
+    s.write(`POST /oauth/v2/%zz HTTP/1.1\r\nHost: ${host()}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 5\r\n\r\n`);
+    await new Promise((r) => setTimeout(r, 150));
+    s.write("a=b&c");
+    // Past the lingering close's second, the connection still serves the next request.
+    await new Promise((r) => setTimeout(r, 1500));
+    s.write(`GET /healthz HTTP/1.1\r\nHost: ${host()}\r\nConnection: close\r\n\r\n`);
+    await new Promise((r) => s.once("close", r));
+    const statuses = [...got.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+    expect(statuses).toEqual([400, 200]);
+    expect(got).toMatch(/"ok"/);
+  });
+
+  it("a client that goes away mid-body is an aborted request, not a failure", async () => {
+    let settle: (err: unknown) => void = () => {};
+    const outcome = new Promise<unknown>((r) => (settle = r));
+    const server = http.createServer((req, res) => {
+      readBody(req).then(() => res.end("read"), settle);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const s = net.connect((server.address() as net.AddressInfo).port, "127.0.0.1");
+      await new Promise((r) => s.once("connect", r));
+      s.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\ngrant_type=cl");
+      await new Promise((r) => setTimeout(r, 100));
+      s.destroy();
+      expect(await outcome).toBeInstanceOf(RequestAborted);
+    } finally {
+      server.close();
+    }
   });
 });
 

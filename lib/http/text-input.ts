@@ -10,6 +10,22 @@ export function hasNul(value: string): boolean {
   return value.includes("\u0000");
 }
 
+/**
+ * Whether a parsed JSON value nests arrays and objects deeper than `max` levels. Iterative, so a
+ * body of a few kilobytes of brackets cannot exhaust the stack here; the readers that refuse such
+ * bodies first (the management API) can then walk what they accept recursively (`findNul`, the
+ * validators).
+ */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const pending: { v: unknown; depth: number }[] = [{ v: value, depth: 0 }];
+  for (let item = pending.pop(); item; item = pending.pop()) {
+    if (!item.v || typeof item.v !== "object") continue;
+    if (item.depth >= max) return true;
+    for (const child of Array.isArray(item.v) ? item.v : Object.values(item.v)) pending.push({ v: child, depth: item.depth + 1 });
+  }
+  return false;
+}
+
 /** Whether any string in a parsed JSON value (keys included) holds a NUL: the path of the first, or null. */
 export function findNul(value: unknown, path: string[] = []): string[] | null {
   if (typeof value === "string") return hasNul(value) ? path : null;

@@ -25,3 +25,13 @@ export function translate(
   const text = typeof found === "string" ? found : key;
   return text.replace(/\{(\w+)\}/g, (m, name: string) => (name in values ? String(values[name]) : m));
 }
+
+/**
+ * Whether `name` (text from a request, or a key an administrator stored) can name a message.
+ * next-intl's `t.has` answers true for the names every object inherits (`__proto__`,
+ * `constructor`, `toString`…), and `t` then throws: such a name never reaches them.
+ */
+export function canNameMessage(name: string): boolean {
+  return !name.split(".").some((part) => part in Object.prototype);
+}
+

@@ -1,4 +1,4 @@
-import { findNul } from "@/lib/http/text-input";
+import { findNul, nestedDeeperThan } from "@/lib/http/text-input";
 import { BodyTooLarge, MAX_BODY_BYTES, readBodyText } from "@/lib/http/body";
 import { z } from "zod";
 import { NO_STORE } from "@/lib/http/responses";
@@ -111,6 +111,9 @@ export function parseWith<T extends z.ZodType>(schema: T, input: unknown): z.out
  * The JSON body of a request. An empty body reads as `{}` so that body-less calls of endpoints
  * whose fields are all optional work; anything else must be `application/json` and parse.
  */
+/** How deep a management API body may nest arrays and objects. */
+const MAX_JSON_DEPTH = 64;
+
 export async function readJsonBody(request: HttpRequest): Promise<unknown> {
   let text: string;
   try {
@@ -131,6 +134,11 @@ export async function readJsonBody(request: HttpRequest): Promise<unknown> {
     parsed = JSON.parse(text);
   } catch {
     throw invalid("The request body is not valid JSON.", [{ path: "", code: "malformed_json", message: "Malformed JSON." }]);
+  }
+  // No resource nests anywhere near this deep; deeper bodies would only make the recursive checks
+  // below overflow the stack.
+  if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
+    throw invalid(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, [{ path: "", code: "too_deeply_nested", message: `Nested deeper than ${MAX_JSON_DEPTH} levels.` }]);
   }
   // PostgreSQL cannot store a NUL (lib/http/text-input.ts): the field that holds one is refused.
   const nulAt = findNul(parsed);

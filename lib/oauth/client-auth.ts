@@ -63,7 +63,8 @@ function presented(request: HttpRequest, form: Form): Presented {
     assertionType: form.get("client_assertion_type"),
   };
   const auth = request.headers.get("authorization");
-  if (auth && /^basic /i.test(auth)) p.basic = parseBasic(auth);
+  // "Basic" with nothing after it is a Basic attempt too (a malformed one), not no attempt.
+  if (auth && /^basic(\s|$)/i.test(auth)) p.basic = parseBasic(auth);
   return p;
 }
 
@@ -83,7 +84,7 @@ export function claimedClientId(request: HttpRequest, form: Form): string | unde
 /** Whether the request carries any client identification or credential (for grants where it is optional). */
 export function hasClientCredentials(request: HttpRequest, form: Form): boolean {
   const auth = request.headers.get("authorization");
-  return (auth !== null && /^basic /i.test(auth)) || form.has("client_id") || form.has("client_assertion") || form.has("client_secret");
+  return (auth !== null && /^basic(\s|$)/i.test(auth)) || form.has("client_id") || form.has("client_assertion") || form.has("client_secret");
 }
 
 export type ClientAuthEnv = { store: Store; issuer: string; caches: Caches };
@@ -107,7 +108,9 @@ export async function authenticateClient(
   allowed: readonly ClientAuthMethod[] = ALL_METHODS,
 ): Promise<AuthenticatedClient> {
   const p = presented(request, form);
-  const challenge = p.basic ? BASIC_CHALLENGE : {};
+  // RFC 6749 5.2: a client that tried the Authorization header (with any scheme) is told, with
+  // the 401, the scheme it can use there.
+  const challenge = p.basic || request.headers.get("authorization") !== null ? BASIC_CHALLENGE : {};
   const fail = (why: string) => new InvalidClient(why, challenge);
 
   const mechanisms = [p.basic, p.bodySecret, p.assertion ?? p.assertionType].filter((m) => m !== undefined).length;

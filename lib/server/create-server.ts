@@ -13,12 +13,15 @@ import { fastHandlerFor } from "./routes";
 
 export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
+/** A check of a request Next would serve, made before Next sees it (request-screen.ts). */
+export type PageScreen = (headers: IncomingMessage["headers"]) => Refusal | null;
+
 /**
  * The production HTTP server: back-channel endpoints straight to their Web handlers, every other
  * request to Next (or to `fallback` in tests that run without a Next build).
  */
-export function createToriiServer(engine: Engine, fallback?: NextRequestHandler): http.Server {
-  let listener = toriiRequestListener(engine, fallback);
+export function createToriiServer(engine: Engine, fallback?: NextRequestHandler, screenPage?: PageScreen): http.Server {
+  let listener = toriiRequestListener(engine, fallback, screenPage);
   const counter = engine.database.roundTrips;
   if (counter) listener = countingRoundTrips(counter, listener);
   const server = http.createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, listener);
@@ -32,7 +35,7 @@ export function serverLimits(cfg: Config): ServerLimits {
 }
 
 /** The request listener behind `createToriiServer` (tests mount it on their own listening server). */
-export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandler): http.RequestListener {
+export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandler, screenPage?: PageScreen): http.RequestListener {
   const cfg = engine.config;
   const common = commonSecurityHeaders(cfg.issuer);
   const issuerUrl = new URL(cfg.issuer);
@@ -66,7 +69,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
     const pathname = req.url.split("?")[0]!;
     const handler = fastHandlerFor(pathname);
     // Server actions exist only on pages, which Next serves.
-    const early = screenDeclaredLength(req.headers, MAX_BODY_BYTES) ?? (handler ? null : screenServerActionOrigin(req.method!, req.headers));
+    const early = screenDeclaredLength(req.headers, MAX_BODY_BYTES) ?? (handler ? null : (screenServerActionOrigin(req.method!, req.headers) ?? screenPage?.(req.headers) ?? null));
     if (early) { refuse(req, res, early); return; }
     try {
       if (handler) {
@@ -120,14 +123,18 @@ const LINGER_MS = 1_000;
  * once: closing a socket while the client is still sending makes the kernel reset the
  * connection, and the client then loses the answer it has not read yet. So what still arrives
  * is discarded for a moment (a "lingering close"), then the socket goes, however much the
- * client claimed it would send. A request whose body has arrived keeps its connection.
+ * client claimed it would send. A request whose body arrives in that moment keeps its
+ * connection, as the answer's keep-alive promised: a small body often lands just after a quick
+ * refusal.
  */
 function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
   // Judged once the answer is out: a body-less request is complete only after its handler started.
   const close = () => {
     if (req.complete) return;
+    const linger = setTimeout(() => req.socket.destroy(), LINGER_MS);
+    linger.unref();
+    req.once("end", () => { clearTimeout(linger); });
     req.resume();
-    setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
   };
   if (res.writableFinished) close();
   else res.once("finish", close);

@@ -23,7 +23,9 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
       chunks.push(c);
     });
     req.on("end", () => { resolve(Buffer.concat(chunks)); });
-    req.on("error", reject);
+    // Node reports a connection reset mid-body (the client went away, or the request timeout
+    // closed it) as an "aborted" error before "close": the same nobody-to-answer case, not a fault.
+    req.on("error", (err) => { reject(req.complete ? err : new RequestAborted()); });
   });
 }
 

@@ -89,3 +89,23 @@ export function screenServerActionOrigin(method: string, headers: IncomingHttpHe
   if (originHost && host && originHost === host) return null;
   return { status: 403, message: "The request's origin is not allowed." };
 }
+
+/**
+ * Next answers a `Next-Router-State-Tree` header it cannot parse (a page's client router sends
+ * it with `RSC: 1`) with a 500 and a logged stack, on every page and without a session. This
+ * refuses such a request with 400 first, judged by `validate`: Next's own parser (server.ts hands
+ * it in, so that this module stays free of Next), which throws on what Next would fail on.
+ */
+export function routerStateScreen(validate: (header: string | string[] | undefined) => unknown): (headers: IncomingHttpHeaders) => Refusal | null {
+  return (headers) => {
+    const header = headers["next-router-state-tree"];
+    if (header === undefined) return null;
+    try {
+      validate(header);
+      return null;
+    } catch {
+      return { status: 400, message: "The Next-Router-State-Tree header is malformed." };
+    }
+  };
+}
+
