@@ -73,6 +73,17 @@ describe("client_secret_basic", () => {
   });
 });
 
+describe("introspection and revocation (spec: a failed client authentication is 401 invalid_client)", () => {
+  it.each(["/oauth/v2/introspect", "/oauth/v2/revoke"])("%s answers a bare Basic or another scheme with the Basic challenge (RFC 6749 5.2)", async (path) => {
+    for (const auth of ["Basic", "Bearer x"]) {
+      const res = await fetch(t.baseUrl + path, { method: "POST", headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" }, body: "token=abc" });
+      expect(res.status).toBe(401);
+      expect((await res.json()).error).toBe("invalid_client");
+      expect(res.headers.get("www-authenticate")).toMatch(/^Basic/);
+    }
+  });
+});
+
 describe("client_secret_post and method binding", () => {
   it("refuses a method other than the registered one", async () => {
     const basicClient = await makeClient(t, { authMethod: "client_secret_basic" });

@@ -27,11 +27,11 @@ export function translate(
 }
 
 /**
- * Whether `name` (text from a request, or a key an administrator stored) can name a message.
- * next-intl's `t.has` answers true for the names every object inherits (`__proto__`,
- * `constructor`, `toString`…), and `t` then throws: such a name never reaches them.
+ * Whether the catalog behind next-intl's `t` has the message `key`, where `key` holds text from a
+ * request or a name an administrator stored. `t.has` alone answers true for the names every
+ * object inherits (`errors.__proto__`, `constructor`, `toString`…), and `t` then throws: such a
+ * key has no message here.
  */
-export function canNameMessage(name: string): boolean {
-  return !name.split(".").some((part) => part in Object.prototype);
+export function hasMessage(t: { has(key: never): boolean }, key: string): boolean {
+  return !key.split(".").some((part) => part in Object.prototype) && t.has(key as never);
 }
-

@@ -107,13 +107,13 @@ export function parseWith<T extends z.ZodType>(schema: T, input: unknown): z.out
   return r.data;
 }
 
+/** How deep a management API body may nest arrays and objects. */
+const MAX_JSON_DEPTH = 64;
+
 /**
  * The JSON body of a request. An empty body reads as `{}` so that body-less calls of endpoints
  * whose fields are all optional work; anything else must be `application/json` and parse.
  */
-/** How deep a management API body may nest arrays and objects. */
-const MAX_JSON_DEPTH = 64;
-
 export async function readJsonBody(request: HttpRequest): Promise<unknown> {
   let text: string;
   try {

@@ -33,6 +33,9 @@ type Presented = {
 
 const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="torii"' };
 
+/** An Authorization header of the Basic scheme; "Basic" with nothing after it is one too (malformed). */
+const isBasic = (auth: string | null): auth is string => auth !== null && /^basic(\s|$)/i.test(auth);
+
 /** RFC 6749 2.3.1 / Appendix B: each part form-urlencoded, then `id:secret` Base64-encoded. */
 function formDecode(v: string): string {
   return decodeURIComponent(v.replace(/\+/g, " "));
@@ -63,8 +66,7 @@ function presented(request: HttpRequest, form: Form): Presented {
     assertionType: form.get("client_assertion_type"),
   };
   const auth = request.headers.get("authorization");
-  // "Basic" with nothing after it is a Basic attempt too (a malformed one), not no attempt.
-  if (auth && /^basic(\s|$)/i.test(auth)) p.basic = parseBasic(auth);
+  if (isBasic(auth)) p.basic = parseBasic(auth);
   return p;
 }
 
@@ -84,7 +86,7 @@ export function claimedClientId(request: HttpRequest, form: Form): string | unde
 /** Whether the request carries any client identification or credential (for grants where it is optional). */
 export function hasClientCredentials(request: HttpRequest, form: Form): boolean {
   const auth = request.headers.get("authorization");
-  return (auth !== null && /^basic(\s|$)/i.test(auth)) || form.has("client_id") || form.has("client_assertion") || form.has("client_secret");
+  return isBasic(auth) || form.has("client_id") || form.has("client_assertion") || form.has("client_secret");
 }
 
 export type ClientAuthEnv = { store: Store; issuer: string; caches: Caches };
@@ -110,7 +112,7 @@ export async function authenticateClient(
   const p = presented(request, form);
   // RFC 6749 5.2: a client that tried the Authorization header (with any scheme) is told, with
   // the 401, the scheme it can use there.
-  const challenge = p.basic || request.headers.get("authorization") !== null ? BASIC_CHALLENGE : {};
+  const challenge = request.headers.get("authorization") !== null ? BASIC_CHALLENGE : {};
   const fail = (why: string) => new InvalidClient(why, challenge);
 
   const mechanisms = [p.basic, p.bodySecret, p.assertion ?? p.assertionType].filter((m) => m !== undefined).length;

@@ -7,14 +7,11 @@ import { API_CSP, commonSecurityHeaders, pageCsp, setsOwnCsp } from "@/lib/http/
 import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
 import { readBody, RequestAborted, sendWebResponse, toHttpRequest } from "./node-adapter";
 import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIMITS, type ServerLimits } from "./limits";
-import { screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type Refusal } from "./request-screen";
+import { screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
 import { fastHandlerFor } from "./routes";
 
 export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
-
-/** A check of a request Next would serve, made before Next sees it (request-screen.ts). */
-export type PageScreen = (headers: IncomingMessage["headers"]) => Refusal | null;
 
 /**
  * The production HTTP server: back-channel endpoints straight to their Web handlers, every other

@@ -9,6 +9,9 @@ import type { IncomingHttpHeaders } from "node:http";
 
 export type Refusal = { status: number; message: string; headers?: Record<string, string> };
 
+/** A check of a request Next would serve, made before Next sees it. */
+export type PageScreen = (headers: IncomingHttpHeaders) => Refusal | null;
+
 /** Methods some endpoint serves (RFC 9110 9.3); the management API uses PUT, PATCH and DELETE. */
 const SERVED = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 /** Methods known to HTTP that no endpoint serves: 405. Anything else is unknown to us: 501 (RFC 9110 15.6.2). */
@@ -96,7 +99,7 @@ export function screenServerActionOrigin(method: string, headers: IncomingHttpHe
  * refuses such a request with 400 first, judged by `validate`: Next's own parser (server.ts hands
  * it in, so that this module stays free of Next), which throws on what Next would fail on.
  */
-export function routerStateScreen(validate: (header: string | string[] | undefined) => unknown): (headers: IncomingHttpHeaders) => Refusal | null {
+export function routerStateScreen(validate: (header: string | string[] | undefined) => unknown): PageScreen {
   return (headers) => {
     const header = headers["next-router-state-tree"];
     if (header === undefined) return null;
@@ -108,4 +111,3 @@ export function routerStateScreen(validate: (header: string | string[] | undefin
     }
   };
 }
-

@@ -1,4 +1,4 @@
-import { canNameMessage } from "@torii/core/i18n/messages";
+import { hasMessage } from "@torii/core/i18n/messages";
 import { getTranslations } from "next-intl/server";
 import { cookies } from "next/headers";
 import { redirect } from "next/navigation";
@@ -48,15 +48,15 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
   const notice = (here: string) =>
     section === here && done ? (
       <div className="alert alert-ok" role="status">
-        {canNameMessage(done) && t.has(`done.${done}`) ? t(`done.${done}`) : done}
+        {hasMessage(t, `done.${done}`) ? t(`done.${done}`) : done}
       </div>
     ) : section === here && error ? (
       <div className="alert alert-error" role="alert">
-        {canNameMessage(error) && t.has(`errors.${error}`) ? t(`errors.${error}`) : t("errors.serverError")}
+        {hasMessage(t, `errors.${error}`) ? t(`errors.${error}`) : t("errors.serverError")}
         {violations.length ? (
           <ul>
             {violations.map((v) => (
-              <li key={v}>{canNameMessage(v) && tp.has(v as "minLength") ? tp(v as "minLength", { min: settings.passwordPolicy.minLength }) : v}</li>
+              <li key={v}>{hasMessage(tp, v) ? tp(v as "minLength", { min: settings.passwordPolicy.minLength }) : v}</li>
             ))}
           </ul>
         ) : null}
@@ -92,7 +92,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
       <p className="lead">{t("lead", { name })}</p>
       {error && !section ? (
         <div className="alert alert-error" role="alert">
-          {canNameMessage(error) && t.has(`errors.${error}`) ? t(`errors.${error}`) : t("errors.serverError")}
+          {hasMessage(t, `errors.${error}`) ? t(`errors.${error}`) : t("errors.serverError")}
         </div>
       ) : null}
 

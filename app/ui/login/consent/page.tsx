@@ -1,4 +1,4 @@
-import { canNameMessage } from "@torii/core/i18n/messages";
+import { hasMessage } from "@torii/core/i18n/messages";
 import { getLocale, getTranslations } from "next-intl/server";
 import { torii } from "@torii/core/runtime";
 import { LOGIN_PATHS } from "@torii/core/login/paths";
@@ -24,7 +24,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
   const apis = await (await torii()).store.apis.list();
   const asked = askedConsent(req.scopes, req.resources, apis);
   const groups = consentApiGroups(apis, asked.apis, locale);
-  const describe = (scope: string) => (canNameMessage(scope) && t.has(`consent.scopes.${scope}` as never) ? t(`consent.scopes.${scope}` as never) : scope);
+  const describe = (scope: string) => (hasMessage(t, `consent.scopes.${scope}`) ? t(`consent.scopes.${scope}` as never) : scope);
   return (
     <AuthShell settings={settings} title={t("consent.title")} subtitle={t("continueTo", { client: client.name })}>
       <div className="consent-account">

@@ -1,4 +1,4 @@
-import { canNameMessage } from "@torii/core/i18n/messages";
+import { hasMessage } from "@torii/core/i18n/messages";
 import { getTranslations } from "next-intl/server";
 import { saveSettings } from "@/app/_server/console-actions";
 import { CONSOLE_PATH } from "@torii/core/console/client";
@@ -132,7 +132,7 @@ export default async function SettingsPage() {
             <legend>{t("rateLimits")}</legend>
             <div className="field-row three">
               {Object.entries(s.rateLimits).map(([k, v]) => (
-                <Field key={k} name={`rateLimits.${k}`} type="number" label={canNameMessage(k) && t.has(`rate.${k}`) ? t(`rate.${k}` as never) : k} defaultValue={v} hint={k.endsWith("PerHour") ? t("perHour") : t("perMinute")} />
+                <Field key={k} name={`rateLimits.${k}`} type="number" label={hasMessage(t, `rate.${k}`) ? t(`rate.${k}` as never) : k} defaultValue={v} hint={k.endsWith("PerHour") ? t("perHour") : t("perMinute")} />
               ))}
             </div>
           </fieldset>
