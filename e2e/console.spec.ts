@@ -458,6 +458,40 @@ test("a malformed router-state header is a 400 from the server, not a 500 from N
   await context.close();
 });
 
+test("a form whose server-action fields were tampered with is a 400 from the server, not a 500 from Next", async ({ browser }) => {
+  const { context } = await consoleSession(browser, admin.name);
+  // The hidden fields React renders into a server action's form (a feature switch's), as a
+  // browser without JavaScript posts them; the no-JavaScript test checks the untouched form works.
+  const html = await (await context.request.get(`${CONSOLE}/features`)).text();
+  const form = [...html.matchAll(/<form[^>]*>[\s\S]*?<\/form>/g)].map((m) => m[0]).find((f) => f.includes("$ACTION_REF_"))!;
+  const unescape = (v: string) => v.replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+  const fields: Record<string, string> = {};
+  for (const [, attrs] of form.matchAll(/<input([^>]*)>/g)) {
+    const name = /name="([^"]*)"/.exec(attrs!)?.[1];
+    if (name) fields[unescape(name)] = unescape(/value="([^"]*)"/.exec(attrs!)?.[1] ?? "");
+  }
+  const ref = Object.keys(fields).find((k) => k.startsWith("$ACTION_REF_"))!.slice("$ACTION_REF_".length);
+  const descriptor = `$ACTION_${ref}:0`;
+  expect(JSON.parse(fields[descriptor]!)).toMatchObject({ id: expect.any(String) });
+  const bound = JSON.parse(fields[descriptor]!).bound as string;
+  const boundRow = `$ACTION_${ref}:${parseInt(bound.slice(2), 16)}`;
+  expect(fields[boundRow]).toBeDefined();
+  const tampered: Record<string, string>[] = [
+    { ...fields, [descriptor]: fields[descriptor]!.slice(0, -1) },
+    { ...fields, [boundRow]: "[" },
+    Object.fromEntries(Object.entries(fields).filter(([k]) => k !== boundRow)),
+  ];
+  for (const multipart of tampered) {
+    const res = await context.request.post(`${CONSOLE}/features`, { multipart, maxRedirects: 0 });
+    expect(res.status()).toBe(400);
+    expect(await res.text()).not.toMatch(/Internal Server Error/);
+  }
+  // A body that is not multipart at all, and one streamed past the limit without a length.
+  const broken = await context.request.post(`${CONSOLE}/features`, { headers: { "Content-Type": "multipart/form-data; boundary=x" }, data: "garbage", maxRedirects: 0 });
+  expect(broken.status()).toBe(400);
+  await context.close();
+});
+
 test("sign-out ends the console session", async ({ browser }) => {
   const { context, page } = await consoleSession(browser, admin.name);
   await page.getByRole("button", { name: "Sign out" }).click();

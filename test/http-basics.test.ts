@@ -36,6 +36,19 @@ describe("health", () => {
     expect(await res.json()).toMatchObject({ status: "ready" });
   });
 
+  it("a probe may GET or HEAD them; another method is a 405 with Allow", async () => {
+    for (const path of ["/healthz", "/readyz"]) {
+      const head = await fetch(t.baseUrl + path, { method: "HEAD" });
+      expect(head.status, path).toBe(200);
+      expect(await head.text()).toBe("");
+      for (const method of ["POST", "PUT", "DELETE"]) {
+        const res = await fetch(t.baseUrl + path, { method });
+        expect(res.status, `${method} ${path}`).toBe(405);
+        expect(res.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+      }
+    }
+  });
+
   it("a request body over 1 MiB is refused with 413, not read", async () => {
     const res = await fetch(t.baseUrl + "/oauth/v2/keys", { method: "POST", body: "x".repeat(1024 * 1024 + 10) });
     expect(res.status).toBe(413);

@@ -6,6 +6,7 @@ import { startTestInstance, type TestInstance } from "./harness";
 import { NEXT_ROUTES } from "./next-routes";
 import { rawRequest } from "./raw-http";
 import { readBody, RequestAborted } from "@/lib/server/node-adapter";
+import { toriiRequestListener } from "@/lib/server/create-server";
 
 /**
  * Issue 16, the edge of the server: bounded bodies on every route (defect 1), timeouts and a
@@ -150,6 +151,64 @@ describe("refusals and aborted bodies (found by a probe)", () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe("multipart bodies Next would parse (found by a probe)", () => {
+  // A stand-in for Next that reads the body as Next does (from the request stream) and echoes it.
+  let server: http.Server;
+  let base = "";
+  const seen: string[] = [];
+  beforeAll(async () => {
+    const echo = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      readBody(req).then((b) => { seen.push(b.toString("latin1")); res.writeHead(200, { "content-type": "text/plain" }).end(b); }, () => { res.writeHead(500).end(); });
+    };
+    server = http.createServer(toriiRequestListener(t.inst, echo));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => { r(); })));
+
+  const multipart = (parts: [string, string][], boundary = "b0undary") =>
+    parts.map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join("") + `--${boundary}--\r\n`;
+  const post = (body: string | ReadableStream<Uint8Array>, boundary = "b0undary") =>
+    fetch(base + "/ui/console/features", {
+      method: "POST",
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+      body,
+      // @ts-expect-error Node's fetch needs this for a streamed body.
+      duplex: "half",
+    });
+
+  it("a well-formed form reaches Next with the same bytes, and the connection stays open", async () => {
+    const body = multipart([["a", "1"], ["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"}'], ["$ACTION_1:1", '["$K1"]'], ["$ACTION_KEY", "k0"]]);
+    const res = await post(body);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(body);
+    expect(seen.at(-1)).toBe(body);
+    const again = await post(multipart([["b", "2"]]));
+    expect(again.status).toBe(200);
+  });
+
+  it.each([
+    ["not multipart at all", "garbage", "b0undary"],
+    ["a boundary the body never uses", multipart([["a", "1"]], "other"), "b0undary"],
+    ["an action descriptor that is not JSON", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"'], ["$ACTION_1:1", "[]"]]), "b0undary"],
+    ["an action descriptor without an id", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"bound":null}']]), "b0undary"],
+    ["bound arguments that are not JSON", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"}'], ["$ACTION_1:1", "["]]), "b0undary"],
+    ["bound arguments that are missing", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"}']]), "b0undary"],
+  ])("%s is a 400 that Next never sees", async (_what, body, boundary) => {
+    const before = seen.length;
+    const res = await post(body, boundary);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "invalid_request" });
+    expect(seen.length).toBe(before);
+  });
+
+  it("a form streamed past the limit without a Content-Length is a 413", async () => {
+    const res = await post(streamed(2 * MiB)).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+    if (res instanceof Error) { expect(res.cause instanceof Error ? res.cause.message : res.message).toMatch(/EPIPE|ECONNRESET|closed|terminated|other side/i); return; }
+    expect(res.status).toBe(413);
   });
 });
 

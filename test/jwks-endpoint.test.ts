@@ -32,7 +32,7 @@ describe("GET /oauth/v2/keys", () => {
   it("refuses other methods", async () => {
     const res = await fetch(t.baseUrl + "/oauth/v2/keys", { method: "POST" });
     expect(res.status).toBe(405);
-    expect(res.headers.get("allow")).toBe("GET");
+    expect(res.headers.get("allow")).toBe("GET, HEAD");
   });
 
   it("rate limits per client address with 429 and Retry-After, counting in process and sharing the count through the database", async () => {

@@ -97,8 +97,21 @@ describe("management API routing and errors", () => {
 
     const put = await t.api("/management/v1/clients", { method: "PUT", json: {} });
     expect(put.status).toBe(405);
-    expect(put.headers.get("allow")).toBe("POST, GET");
+    expect(put.headers.get("allow")).toBe("POST, GET, HEAD");
     expect((await put.json()).error).toBe("method_not_allowed");
+  });
+
+  it("answers HEAD as GET, without the body", async () => {
+    const get = await t.api("/management/v1/clients");
+    const head = await t.api("/management/v1/clients", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe(get.headers.get("content-type"));
+    expect(await head.text()).toBe("");
+    expect((await t.api("/management/v1/clients", { method: "HEAD", auth: false })).status).toBe(401);
+    expect((await t.api("/management/v1/openapi.json", { method: "HEAD", auth: false })).status).toBe(200);
+    const post = await t.api("/management/v1/keys/rotate", { method: "HEAD" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("POST");
   });
 
   it("answers 400 for malformed JSON and for a body that is not JSON, never 500", async () => {

@@ -185,7 +185,20 @@ describe("userinfo refusals", () => {
   });
 
   it("other methods: 405", async () => {
-    expect((await userinfo({ method: "PUT" })).status).toBe(405);
+    const put = await userinfo({ method: "PUT" });
+    expect(put.status).toBe(405);
+    expect(put.res.headers.get("allow")).toBe("GET, HEAD, POST");
+  });
+
+  it("HEAD is answered as GET, without the body", async () => {
+    const i = await issueTokens(t, { scopes: ["openid"] });
+    const head = await fetch(t.baseUrl + "/oidc/v1/userinfo", { method: "HEAD", headers: { authorization: `Bearer ${i.access}` } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(await head.text()).toBe("");
+    const bad = await fetch(t.baseUrl + "/oidc/v1/userinfo", { method: "HEAD", headers: { authorization: "Bearer nope" } });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
 });
 

@@ -22,11 +22,13 @@ const COMPILED: Compiled[] = API_ROUTES.map((route) => {
 
 function match(path: string, method: string): { route: AnyRoute; params: Record<string, string> } | { allow: string[] } {
   const allow: string[] = [];
+  // HEAD is served as GET is, without the body (RFC 9110 9.3.2; the server drops it).
+  const served = method === "HEAD" ? "GET" : method;
   for (const c of COMPILED) {
     const m = c.pattern.exec(path);
     if (!m) continue;
-    if (c.route.method !== method) {
-      allow.push(c.route.method);
+    if (c.route.method !== served) {
+      allow.push(...(c.route.method === "GET" ? ["GET", "HEAD"] : [c.route.method]));
       continue;
     }
     const params: Record<string, string> = {};
@@ -54,7 +56,7 @@ const methodNotAllowed = (allow: string[]) =>
 export function handleManagement(inst: Engine, request: HttpRequest): Promise<Response> {
   return serve(inst, request, async (path, url) => {
     if (path === "/openapi.json") {
-      if (request.method !== "GET") throw methodNotAllowed(["GET"]);
+      if (request.method !== "GET" && request.method !== "HEAD") throw methodNotAllowed(["GET", "HEAD"]);
       return jsonResponse(openApiDocument(inst), 200, { "Cache-Control": "no-cache" });
     }
     const user = await authenticateAdmin(request, inst.db, dateOf(inst.clock));

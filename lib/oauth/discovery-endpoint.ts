@@ -9,7 +9,7 @@ import type { HttpRequest } from "@/lib/http/request";
  * cache until an API changes.
  */
 export const handleDiscovery = backChannel(async (inst: Engine, request: HttpRequest) => {
-  if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET"]);
+  if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET", "HEAD"]);
   const { features } = await inst.store.settings.get();
   // Dropped whenever an API changes (lib/store/caches.ts), since it lists the APIs' scopes.
   const body = await inst.caches.discovery.get(JSON.stringify(features), async () => {

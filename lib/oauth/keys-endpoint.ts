@@ -9,7 +9,7 @@ import type { HttpRequest } from "@/lib/http/request";
  * batches (lib/http/token-throttle.ts), so that answering from memory needs no write per request.
  */
 export const handleKeys = backChannel(async (inst: Engine, request: HttpRequest) => {
-  if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET"]);
+  if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET", "HEAD"]);
   const settings = await inst.store.settings.get();
   const limit = inst.jwksThrottle.hit(inst.store.rateLimits, clientAddress(request), settings.rateLimits.jwksPerMinute);
   if (!limit.allowed) {

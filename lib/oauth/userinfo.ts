@@ -80,10 +80,11 @@ async function presentedToken(request: HttpRequest): Promise<string> {
  * logout), be about a user (a client-credentials token is not), and carry `openid`.
  */
 export const handleUserinfo = corsEndpoint(["GET", "POST"], async (inst: Engine, request: HttpRequest, cors: CorsScope): Promise<Response> => {
-  if (request.method !== "GET" && request.method !== "POST") {
+  // HEAD is answered as GET is, without the body (RFC 9110 9.3.2; the server drops it).
+  if (request.method !== "GET" && request.method !== "POST" && request.method !== "HEAD") {
     return json({ error: "invalid_request", error_description: "The userinfo endpoint accepts GET and POST." }, 405, {
       ...NO_STORE,
-      Allow: "GET, POST",
+      Allow: "GET, HEAD, POST",
     });
   }
   try {

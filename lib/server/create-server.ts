@@ -7,6 +7,7 @@ import { API_CSP, commonSecurityHeaders, pageCsp, setsOwnCsp } from "@/lib/http/
 import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
 import { readBody, RequestAborted, sendWebResponse, toHttpRequest } from "./node-adapter";
 import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIMITS, type ServerLimits } from "./limits";
+import { isMultipartPost, replayedRequest, screenMultipartBody } from "./form-screen";
 import { screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
 import { fastHandlerFor } from "./routes";
@@ -91,7 +92,12 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
         res.on("finish", () => {
           if (res.statusCode === 413) closeAfterAnswer(req, res);
         });
-        await fallback(req, res); return;
+        if (!isMultipartPost(req.method!, req.headers)) { await fallback(req, res); return; }
+        // Read and parsed here first: Next answers a body it cannot parse with a 500 (form-screen.ts).
+        const body = await readBody(req);
+        const malformed = await screenMultipartBody(header(req, "content-type")!, body);
+        if (malformed) { refuse(req, res, malformed); return; }
+        await fallback(replayedRequest(req, body), res); return;
       }
       res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ error: "not_found" }));
     } catch (err) {

@@ -28,8 +28,9 @@ export const FAST_ROUTES: Record<string, WebHandler> = {
   [PATHS.introspect]: handleIntrospect,
   [PATHS.revoke]: handleRevoke,
   [PATHS.userinfo]: handleUserinfo,
-  "/healthz": handleHealthz,
-  "/readyz": handleReadyz,
+  // A probe GETs (or HEADs) them; another method is refused as Next refuses it, not answered.
+  "/healthz": withMethods(["GET"], handleHealthz),
+  "/readyz": withMethods(["GET"], handleReadyz),
   // Not hot, but served here so that its own restrictive CSP (an SVG is a document) is the one sent.
   "/ui/branding/logo": handleBrandingLogo,
   "/favicon.ico": handleFavicon,
