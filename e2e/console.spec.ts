@@ -458,7 +458,7 @@ test("a malformed router-state header is a 400 from the server, not a 500 from N
   await context.close();
 });
 
-test("a form whose server-action fields were tampered with is a 400 from the server, not a 500 from Next", async ({ browser }) => {
+test("a server action whose fields or arguments were tampered with is a 400 (or refused by the action), never a 500 from Next", async ({ browser }) => {
   const { context } = await consoleSession(browser, admin.name);
   // The hidden fields React renders into a server action's form (a feature switch's), as a
   // browser without JavaScript posts them; the no-JavaScript test checks the untouched form works.
@@ -486,9 +486,30 @@ test("a form whose server-action fields were tampered with is a 400 from the ser
     expect(res.status()).toBe(400);
     expect(await res.text()).not.toMatch(/Internal Server Error/);
   }
-  // A body that is not multipart at all, and one streamed past the limit without a length.
+  // A body that is not multipart at all.
   const broken = await context.request.post(`${CONSOLE}/features`, { headers: { "Content-Type": "multipart/form-data; boundary=x" }, data: "garbage", maxRedirects: 0 });
   expect(broken.status()).toBe(400);
+
+  // The same action called as a page's script calls it (Next-Action), with forged arguments.
+  const id = (JSON.parse(fields[descriptor]!) as { id: string }).id;
+  const fetchAction = { "Next-Action": id, Accept: "text/x-component" };
+  const features = async () => (await (await adminApi("/features")).json()) as Record<string, boolean>;
+  const before = await features();
+  for (const data of ["[{", '{"a":1}', '["$@5"]']) {
+    const res = await context.request.post(`${CONSOLE}/features`, { headers: { ...fetchAction, "Content-Type": "text/plain;charset=UTF-8" }, data, maxRedirects: 0 });
+    expect(res.status(), data).toBe(400);
+  }
+  for (const multipart of [{ "0": "[{" }, { "0": '["$Q5"]' }]) {
+    const res = await context.request.post(`${CONSOLE}/features`, { headers: fetchAction, multipart, maxRedirects: 0 });
+    expect(res.status()).toBe(400);
+  }
+  // Arguments React can decode but that are not the action's (no form, so no CSRF token): the
+  // action refuses them itself, and nothing changes.
+  for (const data of ["[]", '[null,"x"]', '[{"seq":"x"},5]']) {
+    const res = await context.request.post(`${CONSOLE}/features`, { headers: { ...fetchAction, "Content-Type": "text/plain;charset=UTF-8" }, data, maxRedirects: 0 });
+    expect(res.status(), data).toBe(200);
+  }
+  expect(await features()).toEqual(before);
   await context.close();
 });
 

@@ -154,7 +154,7 @@ describe("refusals and aborted bodies (found by a probe)", () => {
   });
 });
 
-describe("multipart bodies Next would parse (found by a probe)", () => {
+describe("server action bodies Next would decode (found by a probe)", () => {
   // A stand-in for Next that reads the body as Next does (from the request stream) and echoes it.
   let server: http.Server;
   let base = "";
@@ -171,14 +171,17 @@ describe("multipart bodies Next would parse (found by a probe)", () => {
 
   const multipart = (parts: [string, string][], boundary = "b0undary") =>
     parts.map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join("") + `--${boundary}--\r\n`;
-  const post = (body: string | ReadableStream<Uint8Array>, boundary = "b0undary") =>
+  const post = (body: string | ReadableStream<Uint8Array>, boundary = "b0undary", headers: Record<string, string> = {}) =>
     fetch(base + "/ui/console/features", {
       method: "POST",
-      headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}`, ...headers },
       body,
       // @ts-expect-error Node's fetch needs this for a streamed body.
       duplex: "half",
     });
+  // A fetch action (what a page's script sends): its arguments as one JSON text, or as rows.
+  const action = { "next-action": "7f00" };
+  const postText = (body: string) => fetch(base + "/ui/console/features", { method: "POST", headers: { "content-type": "text/plain;charset=UTF-8", ...action }, body });
 
   it("a well-formed form reaches Next with the same bytes, and the connection stays open", async () => {
     const body = multipart([["a", "1"], ["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"}'], ["$ACTION_1:1", '["$K1"]'], ["$ACTION_KEY", "k0"]]);
@@ -200,6 +203,32 @@ describe("multipart bodies Next would parse (found by a probe)", () => {
   ])("%s is a 400 that Next never sees", async (_what, body, boundary) => {
     const before = seen.length;
     const res = await post(body, boundary);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: "invalid_request" });
+    expect(seen.length).toBe(before);
+  });
+
+  it.each([
+    ["arguments as JSON text", () => postText('["a",{"b":"$$c"},"$D2026-01-01T00:00:00.000Z","$K1","$undefined"]')],
+    ["arguments as rows, referencing each other", () => post(multipart([["0", '["$@1","$Q2","$3:a"]'], ["1", '"x"'], ["2", "[]"], ["3", '{"a":1}']]), "b0undary", action)],
+    ["a form passed as an argument, whose values are not JSON", () => post(multipart([["0", '["$K1"]'], ["1_csrf", "{not json"]]), "b0undary", action)],
+  ])("a fetch action's well-formed %s reaches Next", async (_what, send) => {
+    const before = seen.length;
+    expect((await send()).status).toBe(200);
+    expect(seen.length).toBe(before + 1);
+  });
+
+  it.each([
+    ["text that is not JSON", () => postText("[{")],
+    ["text that is not an array of arguments", () => postText('{"a":1}')],
+    ["text referencing a row it does not have", () => postText('["$@5"]')],
+    ["a root row that is not JSON", () => post(multipart([["0", "[{"]]), "b0undary", action)],
+    ["no root row", () => post(multipart([["1", "[]"]]), "b0undary", action)],
+    ["a reference to a missing row", () => post(multipart([["0", '["$Q5"]']]), "b0undary", action)],
+    ["a nested reference to a missing row", () => post(multipart([["0", '["$1"]'], ["1", '{"a":["$a"]}']]), "b0undary", action)],
+  ])("a fetch action with %s is a 400 that Next never sees", async (_what, send) => {
+    const before = seen.length;
+    const res = await send();
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: "invalid_request" });
     expect(seen.length).toBe(before);

@@ -17,10 +17,12 @@ import type { ActionState } from "@torii/core/console/state";
 type Handler = (admin: Admin, form: FormData, t: Awaited<ReturnType<typeof getTranslations>>) => Promise<Omit<ActionState, "seq">>;
 
 function guarded(handler: Handler) {
-  // `prev` arrives from the browser with the post: a crafted request may leave it out.
-  return async (prev: ActionState | null | undefined, form: FormData): Promise<ActionState> => {
+  // `prev` and the form arrive from the browser with the post: a crafted request may leave
+  // them out or send anything in their place. Without a form there is no CSRF token to check.
+  return async (prev: ActionState | null | undefined, form: FormData | undefined): Promise<ActionState> => {
     const t = await getTranslations("console");
-    const seq = (prev?.seq ?? 0) + 1;
+    const seq = (typeof prev?.seq === "number" ? prev.seq : 0) + 1;
+    if (!(form instanceof FormData)) return { seq, ok: false, message: t("common.forbidden") };
     try {
       const admin = await actionAdmin(form);
       const out = await handler(admin, form, t);

@@ -7,7 +7,7 @@ import { API_CSP, commonSecurityHeaders, pageCsp, setsOwnCsp } from "@/lib/http/
 import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
 import { readBody, RequestAborted, sendWebResponse, toHttpRequest } from "./node-adapter";
 import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIMITS, type ServerLimits } from "./limits";
-import { isMultipartPost, replayedRequest, screenMultipartBody } from "./form-screen";
+import { isActionBody, replayedRequest, screenActionBody } from "./form-screen";
 import { screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
 import { fastHandlerFor } from "./routes";
@@ -92,10 +92,10 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
         res.on("finish", () => {
           if (res.statusCode === 413) closeAfterAnswer(req, res);
         });
-        if (!isMultipartPost(req.method!, req.headers)) { await fallback(req, res); return; }
-        // Read and parsed here first: Next answers a body it cannot parse with a 500 (form-screen.ts).
+        if (!isActionBody(req.method!, req.headers)) { await fallback(req, res); return; }
+        // Read and checked here first: Next answers a body it cannot decode with a 500 (form-screen.ts).
         const body = await readBody(req);
-        const malformed = await screenMultipartBody(header(req, "content-type")!, body);
+        const malformed = await screenActionBody(req.headers, body);
         if (malformed) { refuse(req, res, malformed); return; }
         await fallback(replayedRequest(req, body), res); return;
       }
