@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { auditEvents, instanceSettings } from "@/db/schema";
+import { auditEvents, instanceSettings, type RateLimits } from "@/db/schema";
 import { activeSigningKey } from "@/lib/keys/signing-keys";
 import { getSettings } from "@/lib/store/settings";
 import { startTestInstance, type TestInstance } from "./harness";
@@ -149,6 +149,22 @@ describe("settings", () => {
     expect((await put("/settings", {})).status).toBe(200);
     const [ev] = await t.inst.db.select().from(auditEvents).where(eq(auditEvents.action, "settings.updated"));
     expect(ev).toBeTruthy();
+  });
+
+  it("takes only the rate limits something enforces, and forgets names an earlier version kept", async () => {
+    const res = await put("/settings", { rateLimits: { tokensPerMinute: 10, constructor: 5, "": 1 } });
+    expect((await fieldPaths(res)).sort()).toEqual(["rateLimits.", "rateLimits.constructor", "rateLimits.tokensPerMinute"]);
+    // As an earlier version stored any name it was given.
+    const [row] = await t.inst.db.select().from(instanceSettings);
+    await t.inst.db.update(instanceSettings).set({ rateLimits: { ...row!.rateLimits, constructor: 5, "a b": 7 } as RateLimits });
+    const shown = (await (await get("/settings")).json()).rateLimits as Record<string, number>;
+    expect(Object.keys(shown).sort()).toEqual(["jwksPerMinute", "registrationPerHour", "tokenPerMinute"]);
+    const saved = await put("/settings", { rateLimits: { tokenPerMinute: 5000 } });
+    expect(saved.status).toBe(200);
+    expect((await saved.json()).rateLimits).toEqual({ ...shown, tokenPerMinute: 5000 });
+    const [after] = await t.inst.db.select().from(instanceSettings);
+    expect(Object.keys(after!.rateLimits).sort()).toEqual(["jwksPerMinute", "registrationPerHour", "tokenPerMinute"]);
+    await put("/settings", { rateLimits: { tokenPerMinute: shown.tokenPerMinute } });
   });
 });
 

@@ -1,5 +1,6 @@
 import { dateOf } from "@/lib/clock";
 import { z } from "zod";
+import type { RateLimits } from "@/db/schema";
 import { refreshReuseIntervalSeconds } from "@/lib/oauth/grants/refresh-successor";
 import { recordAudit } from "@/lib/store/audit";
 import { accountPolicyOf } from "@/lib/login/account-policy";
@@ -29,14 +30,23 @@ const lifetimes = z.strictObject({
   sessionIdle: seconds(60, 400 * DAY),
   sessionAbsolute: seconds(60, 400 * DAY),
 });
-// Other parts of Torii add their own limits to this object; any further key must still be a count.
-const rateLimits = z
-  .object({
-    jwksPerMinute: seconds(1, 10_000_000),
-    tokenPerMinute: seconds(1, 10_000_000),
-    registrationPerHour: seconds(1, 10_000_000).describe("Self-registrations per hour and client address."),
-  })
-  .catchall(seconds(0, 10_000_000));
+// Only the limits something enforces: a name nothing reads (a typo) is refused, not kept.
+const rateLimits = z.strictObject({
+  jwksPerMinute: seconds(1, 10_000_000),
+  tokenPerMinute: seconds(1, 10_000_000),
+  registrationPerHour: seconds(1, 10_000_000).describe("Self-registrations per hour and client address."),
+});
+const RATE_LIMIT_NAMES = Object.keys(rateLimits.shape) as (keyof RateLimits)[];
+
+/**
+ * The stored limits with a default for each one stored before it existed, and without the names
+ * an earlier version accepted though nothing reads them.
+ */
+function enforcedRateLimits(...layers: Partial<RateLimits>[]): RateLimits {
+  const merged: Partial<RateLimits> = { ...DEFAULT_RATE_LIMITS };
+  for (const layer of layers) Object.assign(merged, layer);
+  return Object.fromEntries(RATE_LIMIT_NAMES.map((k) => [k, merged[k]])) as RateLimits;
+}
 const lockoutPolicy = z
   .strictObject({
     windowSeconds: seconds(60, 30 * DAY).describe("Sliding window over which failed sign-ins count."),
@@ -136,8 +146,7 @@ function settingsView(s: Settings): z.infer<typeof SettingsView> {
     defaultLocale: s.defaultLocale as z.infer<typeof SettingsView>["defaultLocale"],
     lifetimes: lifetimeValues,
     refreshTokenReuseIntervalSeconds: refreshReuseIntervalSeconds(s),
-    // Stored values predating a field get its default.
-    rateLimits: { ...DEFAULT_RATE_LIMITS, ...s.rateLimits },
+    rateLimits: enforcedRateLimits(s.rateLimits),
     lockoutPolicy: s.lockoutPolicy,
     passwordPolicy: { maxAgeDays: 0, ...s.passwordPolicy },
     retention: { ...DEFAULT_RETENTION, ...s.retention },
@@ -179,7 +188,7 @@ export const settingsRoutes = [
             ...body.lifetimes,
             ...(body.refreshTokenReuseIntervalSeconds !== undefined ? { refreshTokenReuseInterval: body.refreshTokenReuseIntervalSeconds } : {}),
           },
-          rateLimits: { ...DEFAULT_RATE_LIMITS, ...current.rateLimits, ...body.rateLimits },
+          rateLimits: enforcedRateLimits(current.rateLimits, body.rateLimits ?? {}),
           lockoutPolicy: { ...current.lockoutPolicy, ...body.lockoutPolicy },
           passwordPolicy: { ...current.passwordPolicy, ...body.passwordPolicy },
           retention: { ...DEFAULT_RETENTION, ...current.retention, ...body.retention },
