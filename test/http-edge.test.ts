@@ -200,6 +200,7 @@ describe("server action bodies Next would decode (found by a probe)", () => {
     ["an action descriptor without an id", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"bound":null}']]), "b0undary"],
     ["bound arguments that are not JSON", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"}'], ["$ACTION_1:1", "["]]), "b0undary"],
     ["bound arguments that are missing", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"}']]), "b0undary"],
+    ["more actions than Next takes", multipart(Array.from({ length: 3000 }, (_, i): [string, string] => [`$ACTION_REF_${i}`, ""])), "b0undary"],
   ])("%s is a 400 that Next never sees", async (_what, body, boundary) => {
     const before = seen.length;
     const res = await post(body, boundary);
@@ -212,6 +213,7 @@ describe("server action bodies Next would decode (found by a probe)", () => {
     ["arguments as JSON text", () => postText('["a",{"b":"$$c"},"$D2026-01-01T00:00:00.000Z","$K1","$undefined"]')],
     ["arguments as rows, referencing each other", () => post(multipart([["0", '["$@1","$Q2","$3:a"]'], ["1", '"x"'], ["2", "[]"], ["3", '{"a":1}']]), "b0undary", action)],
     ["a form passed as an argument, whose values are not JSON", () => post(multipart([["0", '["$K1"]'], ["1_csrf", "{not json"]]), "b0undary", action)],
+    ["a list of 300,000 arguments", () => postText(JSON.stringify(Array.from({ length: 300_000 }, () => 1)))],
   ])("a fetch action's well-formed %s reaches Next", async (_what, send) => {
     const before = seen.length;
     expect((await send()).status).toBe(200);

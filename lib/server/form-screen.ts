@@ -53,6 +53,7 @@ function malformedArguments(form: FormData): boolean {
 
 const ACTION = "$ACTION_";
 const ACTION_REF = "$ACTION_REF_";
+const MAX_ACTION_REFS = 2;
 
 /**
  * A form bound to a server action names it by `$ACTION_REF_<p>`; its descriptor
@@ -61,8 +62,10 @@ const ACTION_REF = "$ACTION_REF_";
  * checks only that the id is one of its actions before React decodes the rest.
  */
 function malformedFormAction(form: FormData): boolean {
-  for (const key of form.keys()) {
-    if (!key.startsWith(ACTION_REF)) continue;
+  const refs = [...form.keys()].filter((key) => key.startsWith(ACTION_REF));
+  // Next refuses a form naming more than two actions itself; each is checked over the whole form.
+  if (refs.length > MAX_ACTION_REFS) return true;
+  for (const key of refs) {
     const rows = replyRows(form, ACTION + key.slice(ACTION_REF.length) + ":");
     if (rows === null || !referencesResolve(rows)) return true;
     const descriptor = rows.get("0");
@@ -112,7 +115,8 @@ function referencesResolve(rows: Map<string, unknown>): boolean {
       const m = /^\$(?:[@hQWi])?([0-9a-f]+)(?::|$)/.exec(v);
       if (m && !rows.has(String(parseInt(m[1]!, 16)))) return false;
     } else if (typeof v === "object" && v !== null) {
-      pending.push(...Object.values(v as Record<string, unknown>));
+      // One at a time: spreading a list of a few hundred thousand would overflow the call stack.
+      for (const item of Object.values(v as Record<string, unknown>)) pending.push(item);
     }
   }
   return true;
