@@ -154,14 +154,21 @@ describe("refusals and aborted bodies (found by a probe)", () => {
   });
 });
 
-describe("server action bodies Next would decode (found by a probe)", () => {
-  // A stand-in for Next that reads the body as Next does (from the request stream) and echoes it.
+describe("server action bodies Next would decode (found by probes)", () => {
+  // A stand-in for Next that reads the body as Next does (from the request stream) and echoes
+  // the form it finds there.
   let server: http.Server;
   let base = "";
-  const seen: string[] = [];
+  const seen: [string, string][][] = [];
   beforeAll(async () => {
     const echo = (req: http.IncomingMessage, res: http.ServerResponse) => {
-      readBody(req).then((b) => { seen.push(b.toString("latin1")); res.writeHead(200, { "content-type": "text/plain" }).end(b); }, () => { res.writeHead(500).end(); });
+      readBody(req)
+        .then((b) => new Response(new Uint8Array(b), { headers: { "content-type": req.headers["content-type"] ?? "" } }).formData())
+        .then((form) => {
+          const entries = [...form].map(([k, v]): [string, string] => [k, typeof v === "string" ? v : `file:${v.name}:${v.size}`]);
+          seen.push(entries);
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(entries));
+        }, () => { res.writeHead(500).end(); });
     };
     server = http.createServer(toriiRequestListener(t.inst, echo));
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -169,70 +176,95 @@ describe("server action bodies Next would decode (found by a probe)", () => {
   });
   afterAll(() => new Promise<void>((r) => server.close(() => { r(); })));
 
-  const multipart = (parts: [string, string][], boundary = "b0undary") =>
-    parts.map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join("") + `--${boundary}--\r\n`;
-  const post = (body: string | ReadableStream<Uint8Array>, boundary = "b0undary", headers: Record<string, string> = {}) =>
+  type Part = [string, string] | [string, string, string];
+  /** Parts as a browser writes them; a third element makes the part a file of that name. */
+  const multipart = (parts: Part[], boundary = "b0undary", partHeaders = "") =>
+    parts
+      .map(([name, value, file]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${file !== undefined ? `; filename="${file}"\r\nContent-Type: application/octet-stream` : ""}${partHeaders}\r\n\r\n${value}\r\n`)
+      .join("") + `--${boundary}--\r\n`;
+  const post = (body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = {}, contentType = "multipart/form-data; boundary=b0undary") =>
     fetch(base + "/ui/console/features", {
       method: "POST",
-      headers: { "content-type": `multipart/form-data; boundary=${boundary}`, ...headers },
+      headers: { "content-type": contentType, ...headers },
       body,
       // @ts-expect-error Node's fetch needs this for a streamed body.
       duplex: "half",
     });
-  // A fetch action (what a page's script sends): its arguments as one JSON text, or as rows.
+  // A fetch action (what a page's script sends): the form's previous state and the form.
   const action = { "next-action": "7f00" };
-  const postText = (body: string) => fetch(base + "/ui/console/features", { method: "POST", headers: { "content-type": "text/plain;charset=UTF-8", ...action }, body });
-
-  it("a well-formed form reaches Next with the same bytes, and the connection stays open", async () => {
-    const body = multipart([["a", "1"], ["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"}'], ["$ACTION_1:1", '["$K1"]'], ["$ACTION_KEY", "k0"]]);
-    const res = await post(body);
-    expect(res.status).toBe(200);
-    expect(await res.text()).toBe(body);
-    expect(seen.at(-1)).toBe(body);
-    const again = await post(multipart([["b", "2"]]));
-    expect(again.status).toBe(200);
-  });
+  const state = '{"seq":1,"ok":false,"message":"Saved.","values":{"name":"$$ sign","enabled":["false","true"]},"fields":{"a":"b"},"secret":"$undefined"}';
+  const fetchForm: Part[] = [["_1_$ACTION_REF_2", ""], ["_1_$ACTION_2:0", '{"id":"7f00","bound":"$@1"}'], ["_1_csrf", "t"], ["_1_logo", "PNG", "logo.png"], ["0", `[${state},"$K1"]`]];
+  const postedForm: Part[] = [["$ACTION_REF_3", ""], ["$ACTION_3:0", '{"id":"7f00","bound":"$@1"}'], ["$ACTION_3:1", `[${state}]`], ["$ACTION_KEY", "k0"], ["csrf", "t"], ["$weird name", "{not json"]];
 
   it.each([
-    ["not multipart at all", "garbage", "b0undary"],
-    ["a boundary the body never uses", multipart([["a", "1"]], "other"), "b0undary"],
-    ["an action descriptor that is not JSON", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"'], ["$ACTION_1:1", "[]"]]), "b0undary"],
-    ["an action descriptor without an id", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"bound":null}']]), "b0undary"],
-    ["bound arguments that are not JSON", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"}'], ["$ACTION_1:1", "["]]), "b0undary"],
-    ["bound arguments that are missing", multipart([["$ACTION_REF_1", ""], ["$ACTION_1:0", '{"id":"7f00","bound":"$@1"}']]), "b0undary"],
-    ["more actions than Next takes", multipart(Array.from({ length: 3000 }, (_, i): [string, string] => [`$ACTION_REF_${i}`, ""])), "b0undary"],
-  ])("%s is a 400 that Next never sees", async (_what, body, boundary) => {
+    ["a fetch action's form", fetchForm, action],
+    ["a form posted without JavaScript", postedForm, {}],
+    ["a plain multipart POST (no action: Next's own 400)", [["a", "1"]] as Part[], {}],
+  ])("%s reaches Next as the same form, and the connection stays open", async (_what, parts, headers) => {
+    const res = await post(multipart(parts), headers);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(parts.map(([k, v, file]) => [k, file === undefined ? v : `file:${file}:${v.length}`]));
+    expect((await post(multipart([["b", "2"]]))).status).toBe(200);
+  });
+
+  it("Next reads the form this server read, whatever the two parsers would make of the bytes", async () => {
+    // A media type Next compares case-sensitively (so it would decode the body as JSON) and this
+    // server reads as multipart: Next is handed the form as parsed here, in a type it reads so too.
+    const res = await post(multipart(fetchForm), action, " Multipart/Form-Data ; boundary=b0undary");
+    expect(res.status).toBe(200);
+    expect(seen.at(-1)!.find(([k]) => k === "0")![1]).toBe(`[${state},"$K1"]`);
+  });
+
+  const without = (parts: Part[], name: string) => parts.filter(([k]) => k !== name);
+  const replaced = (parts: Part[], name: string, value: string) => parts.map((p): Part => (p[0] === name ? [name, value] : p));
+  it.each([
+    ["text, not a form", () => post('[{"seq":0},"$K1"]', action, "text/plain;charset=UTF-8")],
+    ["a body that is not multipart", () => post("garbage", action)],
+    ["a boundary the body never uses", () => post(multipart(fetchForm, "other"), action)],
+    ["two boundary parameters", () => post(multipart(fetchForm, "X"), action, "multipart/form-data; boundary=X; boundary=Y")],
+    ["a root row that is not JSON", () => post(multipart(replaced(fetchForm, "0", "[{")), action)],
+    ["no root row", () => post(multipart(without(fetchForm, "0")), action)],
+    ["two root rows", () => post(multipart([["0", "{}"], ...fetchForm]), action)],
+    ["arguments that are not a state and a form", () => post(multipart(replaced(fetchForm, "0", '[{"seq":0}]')), action)],
+    ["a reference in the state", () => post(multipart(replaced(fetchForm, "0", '[{"seq":"$@1"},"$K1"]')), action)],
+    ["a tag React refuses", () => post(multipart(replaced(fetchForm, "0", '[{"seq":"$nzz"},"$K1"]')), action)],
+    ["a state nested too deep", () => post(multipart(replaced(fetchForm, "0", `[${"[".repeat(5000)}${"]".repeat(5000)},"$K1"]`)), action)],
+    ["a list too long for React", () => post(multipart(replaced(fetchForm, "0", `[{"a":${JSON.stringify(Array.from({ length: 120_000 }, () => 1))}},"$K1"]`)), action)],
+    ["another row", () => post(multipart([...fetchForm, ["1", "[]"]]), action)],
+    ["a field outside the form", () => post(multipart([...fetchForm, ["x", "1"]]), action)],
+    ["a field name with a NUL", () => post(multipart([...fetchForm, ["_1_a\u0000b", "1"]]), action)],
+    ["more fields than any form has", () => post(multipart(Array.from({ length: 1_000 }, (_, i): Part => [`_1_f${i}`, "", ""])), action)],
+  ])("a fetch action with %s is a 400 that Next never sees", async (_what, send) => {
     const before = seen.length;
-    const res = await post(body, boundary);
+    const res = await send();
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: "invalid_request" });
     expect(seen.length).toBe(before);
   });
 
   it.each([
-    ["arguments as JSON text", () => postText('["a",{"b":"$$c"},"$D2026-01-01T00:00:00.000Z","$K1","$undefined"]')],
-    ["arguments as rows, referencing each other", () => post(multipart([["0", '["$@1","$Q2","$3:a"]'], ["1", '"x"'], ["2", "[]"], ["3", '{"a":1}']]), "b0undary", action)],
-    ["a form passed as an argument, whose values are not JSON", () => post(multipart([["0", '["$K1"]'], ["1_csrf", "{not json"]]), "b0undary", action)],
-    ["a list of 300,000 arguments", () => postText(JSON.stringify(Array.from({ length: 300_000 }, () => 1)))],
-  ])("a fetch action's well-formed %s reaches Next", async (_what, send) => {
+    ["a descriptor that is not JSON", replaced(postedForm, "$ACTION_3:0", '{"id":"7f00","bound":"$@1"')],
+    ["a descriptor without an id", replaced(postedForm, "$ACTION_3:0", '{"bound":"$@1"}')],
+    ["bound arguments that are not JSON", replaced(postedForm, "$ACTION_3:1", "[")],
+    ["bound arguments that are missing", without(postedForm, "$ACTION_3:1")],
+    ["a bound state React would decode", replaced(postedForm, "$ACTION_3:1", '["$nzz"]')],
+    ["two bound arguments", replaced(postedForm, "$ACTION_3:1", '[{"seq":0},{"seq":1}]')],
+    ["another action row", [...postedForm, ["$ACTION_3:2", "[]"]] as Part[]],
+    ["two actions", [...postedForm, ["$ACTION_ID_7f01", ""]] as Part[]],
+  ])("a form posted without JavaScript with %s is a 400 that Next never sees", async (_what, parts) => {
     const before = seen.length;
-    expect((await send()).status).toBe(200);
-    expect(seen.length).toBe(before + 1);
+    const res = await post(multipart(parts));
+    expect(res.status).toBe(400);
+    expect(seen.length).toBe(before);
   });
 
-  it.each([
-    ["text that is not JSON", () => postText("[{")],
-    ["text that is not an array of arguments", () => postText('{"a":1}')],
-    ["text referencing a row it does not have", () => postText('["$@5"]')],
-    ["a root row that is not JSON", () => post(multipart([["0", "[{"]]), "b0undary", action)],
-    ["no root row", () => post(multipart([["1", "[]"]]), "b0undary", action)],
-    ["a reference to a missing row", () => post(multipart([["0", '["$Q5"]']]), "b0undary", action)],
-    ["a nested reference to a missing row", () => post(multipart([["0", '["$1"]'], ["1", '{"a":["$a"]}']]), "b0undary", action)],
-  ])("a fetch action with %s is a 400 that Next never sees", async (_what, send) => {
+  it("a form just under the limit that would pass it once written out again is a 413, not Next's 500", async () => {
+    const bare = multipart([...postedForm, ["pad", ""]]).length;
+    const body = multipart([...postedForm, ["pad", "a".repeat(MiB - bare - 10)]]);
+    expect(body.length).toBeLessThanOrEqual(MiB);
     const before = seen.length;
-    const res = await send();
-    expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error: "invalid_request" });
+    const res = await post(body);
+    expect(res.status).toBe(413);
     expect(seen.length).toBe(before);
   });
 
@@ -290,11 +322,15 @@ describe("request lines no endpoint serves (defects 6 and 11)", () => {
       });
       expect(res.status).toBe(403);
     }
-    // The same request from this origin goes on to Next (here: the stand-in, which serves no pages).
+    // From this origin, a console action's arguments (a state and a form) go on to Next (here:
+    // the stand-in, which serves no pages); arguments of another shape are refused before.
+    const form = new FormData();
+    form.set("0", '[{"seq":0},"$K1"]');
+    form.set("_1_csrf", "x");
     const same = await fetch(t.baseUrl + "/ui/console/settings", {
       method: "POST",
-      headers: { origin: t.baseUrl, "next-action": "0123456789abcdef0123456789abcdef01234567", "content-type": "text/plain;charset=UTF-8" },
-      body: "[]",
+      headers: { origin: t.baseUrl, "next-action": "0123456789abcdef0123456789abcdef01234567" },
+      body: form,
     });
     expect(same.status).toBe(404);
   });

@@ -94,10 +94,9 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
         });
         if (!isActionBody(req.method!, req.headers)) { await fallback(req, res); return; }
         // Read and checked here first: Next answers a body it cannot decode with a 500 (form-screen.ts).
-        const body = await readBody(req);
-        const malformed = await screenActionBody(req.headers, body);
-        if (malformed) { refuse(req, res, malformed); return; }
-        await fallback(replayedRequest(req, body), res); return;
+        const screened = await screenActionBody(req.headers, await readBody(req));
+        if ("refusal" in screened) { refuse(req, res, screened.refusal); return; }
+        await fallback(replayedRequest(req, screened), res); return;
       }
       res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ error: "not_found" }));
     } catch (err) {
