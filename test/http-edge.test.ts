@@ -6,7 +6,7 @@ import { startTestInstance, type TestInstance } from "./harness";
 import { NEXT_ROUTES } from "./next-routes";
 import { rawRequest } from "./raw-http";
 import { readBody, RequestAborted } from "@/lib/server/node-adapter";
-import { toriiRequestListener } from "@/lib/server/create-server";
+import { createToriiServer, toriiRequestListener } from "@/lib/server/create-server";
 
 /**
  * Issue 16, the edge of the server: bounded bodies on every route (defect 1), timeouts and a
@@ -234,6 +234,8 @@ describe("server action bodies Next would decode (found by probes)", () => {
     ["a field outside the form", () => post(multipart([...fetchForm, ["x", "1"]]), action)],
     ["a field name with a NUL", () => post(multipart([...fetchForm, ["_1_a\u0000b", "1"]]), action)],
     ["more fields than any form has", () => post(multipart(Array.from({ length: 1_000 }, (_, i): Part => [`_1_f${i}`, "", ""])), action)],
+    ["an empty action id", () => post(multipart(fetchForm), { "next-action": " " })],
+    ["an action id that is not hex", () => post(multipart(fetchForm), { "next-action": "7f00; x" })],
   ])("a fetch action with %s is a 400 that Next never sees", async (_what, send) => {
     const before = seen.length;
     const res = await send();
@@ -311,6 +313,22 @@ describe("request lines no endpoint serves (defects 6 and 11)", () => {
     const r = await rawRequest(t.baseUrl, `GET ${t.issuer}/healthz HTTP/1.1\r\nHost: ${host()}\r\nConnection: close\r\n\r\n`);
     expect(r.status).toBe(200);
     expect(r.body).toContain('"ok"');
+  });
+
+  it("CONNECT is 405 with Allow, not a connection closed unanswered", async () => {
+    // Node hands CONNECT to the server's own listener, which the test harness's server lacks.
+    const server = createToriiServer(t.inst);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+      const r = await rawRequest(url, `CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`);
+      expect(r.status).toBe(405);
+      expect(r.head).toMatch(/\r\nAllow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS(\r\n|$)/);
+      expect(JSON.parse(r.body)).toMatchObject({ error: "invalid_request" });
+      expect(r.closed).toBe(true);
+    } finally {
+      await new Promise<void>((r) => server.close(() => { r(); }));
+    }
   });
 
   it("a server action with a foreign or null Origin is 403, not 500", async () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import type { Config } from "@/lib/config";
 import type { Engine } from "@/lib/engine";
 import { CLIENT_ADDRESS_HEADER, connectionClientAddress, trustedProxyList } from "@/lib/http/client-address";
@@ -24,7 +25,22 @@ export function createToriiServer(engine: Engine, fallback?: NextRequestHandler,
   if (counter) listener = countingRoundTrips(counter, listener);
   const server = http.createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, listener);
   applyServerLimits(server, serverLimits(engine.config));
+  server.on("connect", refuseTunnel);
   return server;
+}
+
+/**
+ * Node hands a CONNECT request to the server's "connect" listeners instead of the request
+ * listener, and without one closes the connection unanswered: it is answered as every other
+ * method no endpoint serves is (405 with Allow), then the connection closes.
+ */
+function refuseTunnel(req: IncomingMessage, socket: Duplex): void {
+  const line = screenRequestLine(req.method, req.url, "");
+  if (!("refusal" in line)) { socket.destroy(); return; }
+  const { status, message, headers } = line.refusal;
+  const body = JSON.stringify({ error: "invalid_request", error_description: message });
+  const fields = { ...headers, "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)), "Cache-Control": "no-store", Connection: "close" };
+  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${Object.entries(fields).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`);
 }
 
 /** The timeouts and connection cap of the server for `cfg` (README, "Limits"). */

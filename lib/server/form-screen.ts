@@ -49,6 +49,10 @@ export type ScreenedBody = { refusal: Refusal } | { headers: IncomingHttpHeaders
 
 /** The refusal for an action body Torii's actions do not take, or the form to hand Next. */
 export async function screenActionBody(headers: IncomingHttpHeaders, body: Buffer): Promise<ScreenedBody> {
+  // An action id is hex; Next answers an empty, repeated (joined) or other one with a 4xx but logs
+  // it as a bug of its own.
+  const action = headers["next-action"];
+  if (action !== undefined && (typeof action !== "string" || !/^[0-9a-fA-F]{2,128}$/.test(action))) return { refusal: MALFORMED_ACTION };
   if (!isMultipart(headers)) return { refusal: NOT_A_FORM };
   const boundary = boundaryOf(headers["content-type"]!);
   if (!boundary) return { refusal: MALFORMED_BODY };
