@@ -8,8 +8,8 @@ import { API_CSP, commonSecurityHeaders, pageCsp, setsOwnCsp } from "@/lib/http/
 import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
 import { readBody, RequestAborted, sendWebResponse, toHttpRequest } from "./node-adapter";
 import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIMITS, type ServerLimits } from "./limits";
-import { isActionBody, replayedRequest, screenActionBody } from "./form-screen";
-import { screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
+import { replayedRequest, screenActionBody } from "./form-screen";
+import { isActionBody, refusalBody, screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
 import { fastHandlerFor } from "./routes";
 
@@ -35,12 +35,11 @@ export function createToriiServer(engine: Engine, fallback?: NextRequestHandler,
  * method no endpoint serves is (405 with Allow), then the connection closes.
  */
 function refuseTunnel(req: IncomingMessage, socket: Duplex): void {
-  const line = screenRequestLine(req.method, req.url, "");
-  if (!("refusal" in line)) { socket.destroy(); return; }
-  const { status, message, headers } = line.refusal;
-  const body = JSON.stringify({ error: "invalid_request", error_description: message });
-  const fields = { ...headers, "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)), "Cache-Control": "no-store", Connection: "close" };
-  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${Object.entries(fields).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`);
+  // CONNECT is one of the methods screenRequestLine refuses whatever the target.
+  const { refusal } = screenRequestLine(req.method, req.url, "") as { refusal: Refusal };
+  const body = refusalBody(refusal);
+  const fields = { ...refusal.headers, "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)), "Cache-Control": "no-store", Connection: "close" };
+  socket.end(`HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status]}\r\n${Object.entries(fields).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`);
 }
 
 /** The timeouts and connection cap of the server for `cfg` (README, "Limits"). */
@@ -59,7 +58,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
   const apiHeaders = Object.freeze({ ...common, "Content-Security-Policy": API_CSP });
 
   const refuse = (req: IncomingMessage, res: ServerResponse, refusal: Refusal) => {
-    const body = refusal.status === 204 ? "" : JSON.stringify({ error: "invalid_request", error_description: refusal.message });
+    const body = refusal.status === 204 ? "" : refusalBody(refusal);
     res.writeHead(refusal.status, {
       ...common,
       "Content-Security-Policy": API_CSP,

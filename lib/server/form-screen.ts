@@ -1,6 +1,6 @@
 import { IncomingMessage, type IncomingHttpHeaders } from "node:http";
 import { MAX_BODY_BYTES } from "@/lib/http/body";
-import type { Refusal } from "./request-screen";
+import { isMultipart, type Refusal } from "./request-screen";
 
 /**
  * Next decodes the body of a server action itself, before the action (and its session and CSRF
@@ -23,14 +23,6 @@ import type { Refusal } from "./request-screen";
  * parts, and what Next is handed is the form as parsed here, written out again: Next's multipart
  * parser (busboy) and this one (undici's) then cannot read different forms from the same bytes.
  */
-
-/** Bodies Next decodes as a server action's: every multipart POST, and any POST naming an action. */
-export function isActionBody(method: string, headers: IncomingHttpHeaders): boolean {
-  if (method !== "POST") return false;
-  return isMultipart(headers) || headers["next-action"] !== undefined;
-}
-
-const isMultipart = (headers: IncomingHttpHeaders) => (headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() === "multipart/form-data";
 
 /** The console's longest form (the login texts) has about 250 fields. */
 const MAX_PARTS = 500;

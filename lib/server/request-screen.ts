@@ -69,18 +69,30 @@ export function screenDeclaredLength(headers: IncomingHttpHeaders, limit: number
   return null;
 }
 
+export const isMultipart = (headers: IncomingHttpHeaders): boolean =>
+  (headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() === "multipart/form-data";
+
+/**
+ * A body Next decodes as a server action's (and whose origin it checks): every multipart POST,
+ * and any POST naming an action (`Next-Action`). form-screen.ts checks such bodies.
+ */
+export function isActionBody(method: string, headers: IncomingHttpHeaders): boolean {
+  return method === "POST" && (isMultipart(headers) || headers["next-action"] !== undefined);
+}
+
+/** What a refused request is told: an OAuth-style error body (RFC 6749 5.2's shape). */
+export function refusalBody(refusal: Refusal): string {
+  return JSON.stringify({ error: "invalid_request", error_description: refusal.message });
+}
+
 /**
  * Next answers a server action whose `Origin` does not match the host with a 500 (and an
  * unparsable `Origin` with an uncaught exception). The same comparison Next makes, answered 403:
  * a request that may be a server action (RFC 6454 `Origin` present) must come from this host.
  */
 export function screenServerActionOrigin(method: string, headers: IncomingHttpHeaders): Refusal | null {
-  if (method !== "POST") return null;
-  const type = (headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-  // Next checks the origin of fetch actions (`Next-Action`) and multipart form actions only.
-  const maybeAction = headers["next-action"] !== undefined || type === "multipart/form-data";
   const origin = headers.origin;
-  if (!maybeAction || origin === undefined) return null;
+  if (!isActionBody(method, headers) || origin === undefined) return null;
   const forwarded = (Array.isArray(headers["x-forwarded-host"]) ? headers["x-forwarded-host"][0] : headers["x-forwarded-host"])?.split(",")[0]?.trim();
   const host = forwarded || headers.host;
   let originHost: string | null = null;
