@@ -284,6 +284,13 @@ export const sessions = pgTable(
     idleExpiresAt: ts("idle_expires_at").notNull(),
     absoluteExpiresAt: ts("absolute_expires_at").notNull(),
     endedAt: ts("ended_at"),
+    /**
+     * Where the latest sign-in of this session came from: the client address and the browser's
+     * User-Agent (at most 512 characters), so that the account page can tell the user's sessions
+     * apart ("Firefox on Windows, 203.0.113.7"). Null for sessions from before they were kept.
+     */
+    ip: text("ip"),
+    userAgent: text("user_agent"),
   },
   (t) => [index("sessions_user_agent_idx").on(t.userAgentId), index("sessions_user_idx").on(t.userId)],
 );

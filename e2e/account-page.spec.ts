@@ -35,7 +35,8 @@ test("the owner manages the account: profile, password, authenticator and recove
   const name = uniqueName("acct");
   const user = await createUser(name, PASSWORD);
   // Another browser signed in to an application: a session and an application with access.
-  const elsewhere = await browser.newContext({ javaScriptEnabled: false });
+  const firefox = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0";
+  const elsewhere = await browser.newContext({ javaScriptEnabled: false, userAgent: firefox });
   const other = await elsewhere.newPage();
   const { verifier, challenge } = RelyingParty.pkce();
   await other.goto(rp.authorizeUrl({ code_challenge: challenge, code_challenge_method: "S256", scope: "openid offline_access", prompt: "consent" }));
@@ -56,8 +57,14 @@ test("the owner manages the account: profile, password, authenticator and recove
   await expect(status(page, "profile")).toHaveText("Your profile was saved.");
   await expect(page.locator("#givenName")).toHaveValue("Ada");
 
-  // Sessions: this browser and the other one.
-  await expect(page.getByTestId("session-list").locator("li")).toHaveCount(2);
+  // Sessions: this browser and the other one, each told by its browser, system and address.
+  const sessions = page.getByTestId("session-list").locator("li");
+  await expect(sessions).toHaveCount(2);
+  const ip = /IP address (127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/;
+  await expect(sessions.filter({ hasText: "This browser" }).getByTestId("session-device")).toHaveText(/^Chrome on Linux · /);
+  await expect(sessions.filter({ hasText: "This browser" }).getByTestId("session-device")).toHaveText(ip);
+  await expect(sessions.filter({ hasText: "Another browser" }).getByTestId("session-device")).toHaveText(/^Firefox on Windows · /);
+  await expect(sessions.filter({ hasText: "Another browser" }).getByTestId("session-device")).toHaveText(ip);
   // Applications: the relying party.
   await expect(page.getByTestId("app-list")).toContainText("E2E Relying Party");
 

@@ -41,7 +41,7 @@ const LIFETIMES = { sessionIdle: 3600, sessionAbsolute: 7200 };
 /** A browser with a live login session of `user`, and a console cookie sealed for it. */
 async function browserOf(user: User) {
   const ua = await createUserAgent(t.inst.db);
-  const session = await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: LIFETIMES, now: new Date() });
+  const session = await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: LIFETIMES, now: new Date(), from: {} });
   const sealed = encrypt(t.inst.masterKey, JSON.stringify({ uid: user.id, sid: session.id, exp: Date.now() + 60_000 }), "torii-console-session");
   return { ua, session, cookies: { console: sealed, userAgent: ua.cookie } };
 }

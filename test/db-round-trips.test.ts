@@ -148,7 +148,7 @@ describe("database round-trip counter", () => {
     const user = await makeUser(t);
     await t.inst.db.execute(sql`UPDATE users SET updated_at = date_trunc('milliseconds', now()) + interval '987 microseconds' WHERE id = ${user.id}`);
     const ua = await createUserAgent(t.inst.db);
-    await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: { sessionIdle: 3600, sessionAbsolute: 7200 }, now: new Date() });
+    await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: { sessionIdle: 3600, sessionAbsolute: 7200 }, now: new Date(), from: {} });
     const query = new URLSearchParams({ client_id: client.id, redirect_uri: "https://rp.example/cb", response_type: "code", scope: "openid", code_challenge: CHALLENGE, code_challenge_method: "S256" });
     const authorize = async () => {
       const res = await fetch(`${countingUrl}/oauth/v2/authorize?${query}`, { headers: { cookie: `torii_ua=${ua.cookie}` }, redirect: "manual" });

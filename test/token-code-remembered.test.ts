@@ -29,7 +29,7 @@ async function authorized(o: Partial<NewClient> = {}, scope = "openid profile of
   const { client, secret } = await makeClient(t, o);
   const user = await makeUser(t);
   const ua = await createUserAgent(t.inst.db);
-  const session = await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: { sessionIdle: 3600, sessionAbsolute: 7200 }, now: new Date() });
+  const session = await recordAuthentication(t.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: { sessionIdle: 3600, sessionAbsolute: 7200 }, now: new Date(), from: {} });
   const query = new URLSearchParams({ client_id: client.id, redirect_uri: REDIRECT, response_type: "code", scope, nonce: "n-1", code_challenge: CHALLENGE, code_challenge_method: "S256" });
   const res = await fetch(`${t.baseUrl}/oauth/v2/authorize?${query}`, { headers: { cookie: `torii_ua=${ua.cookie}` }, redirect: "manual" });
   expect(res.status).toBe(302);

@@ -10,6 +10,7 @@ import { listFactors, unusedRecoveryCodes, type Factor } from "@/lib/store/facto
 import { appsOfUser } from "@/lib/store/grants";
 import { getLiveSession, liveSessionsOfUser, type Session } from "@/lib/store/sessions";
 import { getSettings } from "@/lib/store/settings";
+import { describeDevice, type Device } from "@/lib/session/device";
 import type { User } from "@/lib/store/users";
 import { ACCOUNT_APP, RECENT_SIGN_IN_SECONDS } from "./app";
 import { CONSOLE_CLIENT_ID } from "@/lib/console/client";
@@ -27,7 +28,8 @@ export type AccountOverview = {
   passkeyRegistration: { factorId: string; options: string } | null;
   /** Whether factor changes are allowed now (a sign-in within RECENT_SIGN_IN_SECONDS). */
   recentSignIn: boolean;
-  sessions: (Session & { current: boolean })[];
+  /** Live sessions of the user, each with what its latest sign-in's User-Agent says (`device`). */
+  sessions: (Session & { current: boolean; device: Device })[];
   /** Applications holding tokens of the user or a consent, without Torii's own apps. */
   apps: { clientId: string; clientName: string; lastGrantAt: Date | null; consentScopes: string[] | null }[];
   events: AuditRow[];
@@ -82,7 +84,7 @@ export async function accountOverview(inst: Engine, access: AppAccess, opts: { a
     enrolment,
     passkeyRegistration: registration ? { factorId: registration.factorId, options: JSON.stringify(registration.options) } : null,
     recentSignIn,
-    sessions: sessions.map((s) => ({ ...s, current: s.id === access.sid })),
+    sessions: sessions.map((s) => ({ ...s, current: s.id === access.sid, device: describeDevice(s.userAgent) })),
     apps: [...apps.values()],
     events: events.events,
     clientNames,

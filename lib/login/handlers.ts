@@ -128,7 +128,7 @@ export const handleSubmitPassword = guarded(async (flow) => {
   // other than the one an id_token_hint names gets no session here and is asked for that user.
   const refused = await refusal(flow, { userId: result.user.id, username: result.user.username, authTime: dateOf(inst.clock), locked: result.user.locked });
   if (refused) return refused;
-  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: result.user.id, amr: ["pwd"], lifetimes: settings.lifetimes, now: dateOf(inst.clock) });
+  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: result.user.id, amr: ["pwd"], lifetimes: settings.lifetimes, now: dateOf(inst.clock), from: actor });
   await recordAudit(inst.db, { ...actor, id: result.user.id }, {
     action: "user.signin",
     targetType: "session",

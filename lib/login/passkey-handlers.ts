@@ -58,7 +58,7 @@ export const handleSubmitPasskeySignIn = guarded(async (flow) => {
   const refused = await refusal(flow, { userId: user.id, username: user.username, authTime: dateOf(flow.inst.clock), locked: false });
   if (refused) return refused;
   const amr = [result.method, "mfa"];
-  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: user.id, amr, lifetimes: settings.lifetimes, now: dateOf(inst.clock) });
+  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: user.id, amr, lifetimes: settings.lifetimes, now: dateOf(inst.clock), from: actor });
   await recordAudit(inst.db, { ...actor, id: user.id }, {
     action: "user.signin",
     targetType: "session",

@@ -3,6 +3,7 @@ import { passwordCredentials, sessions, userAgents, userFactors, users } from "@
 import type { Executor } from "@/lib/db/client";
 import { randomToken, sha256 } from "@/lib/crypto";
 import { preparedRead, statement } from "./statement";
+import type { Actor } from "./audit";
 import type { User } from "./users";
 import { runWrite, type Write } from "./write";
 
@@ -110,6 +111,12 @@ export async function getLiveSession(
 
 export type SessionLifetimes = { sessionIdle: number; sessionAbsolute: number };
 
+/** Where a sign-in came from: the client address and the browser's User-Agent, as sent (the audit's actor). */
+export type SignInOrigin = Pick<Actor, "ip" | "userAgent">;
+
+/** A User-Agent is kept to this length, as audit events keep it (lib/store/audit.ts). */
+const MAX_USER_AGENT = 512;
+
 /**
  * Records a successful authentication of `userId` in this user agent: a new session, or, when
  * the user already has a live one here, that session with a fresh auth time (one session per
@@ -117,9 +124,10 @@ export type SessionLifetimes = { sessionIdle: number; sessionAbsolute: number };
  */
 export async function recordAuthentication(
   db: Executor,
-  opts: { userAgentId: string; userId: string; amr: string[]; lifetimes: SessionLifetimes; now: Date },
+  opts: { userAgentId: string; userId: string; amr: string[]; lifetimes: SessionLifetimes; now: Date; from: SignInOrigin },
 ): Promise<Session> {
   const now = opts.now;
+  const from = { ip: opts.from.ip ?? null, userAgent: opts.from.userAgent?.slice(0, MAX_USER_AGENT) || null };
   const idleExpiresAt = new Date(now.getTime() + opts.lifetimes.sessionIdle * 1000);
   const existing = (await liveSessions(db, opts.userAgentId, now)).find((s) => s.userId === opts.userId);
   if (existing) {
@@ -130,6 +138,7 @@ export async function recordAuthentication(
         amr: opts.amr,
         lastActiveAt: now,
         idleExpiresAt: new Date(Math.min(idleExpiresAt.getTime(), existing.absoluteExpiresAt.getTime())),
+        ...from,
       })
       .where(eq(sessions.id, existing.id))
       .returning();
@@ -146,6 +155,7 @@ export async function recordAuthentication(
       lastActiveAt: now,
       idleExpiresAt,
       absoluteExpiresAt: new Date(now.getTime() + opts.lifetimes.sessionAbsolute * 1000),
+      ...from,
     })
     .returning();
   return s!;

@@ -140,6 +140,8 @@ export class MemoryStore {
       idleExpiresAt: new Date(now.getTime() + (opts.idleSeconds ?? 3600) * 1000),
       absoluteExpiresAt: new Date(now.getTime() + (opts.absoluteSeconds ?? 86_400) * 1000),
       endedAt: null,
+      ip: null,
+      userAgent: null,
     });
     return { cookie, userAgentId: ua.id, sessionId: id };
   }

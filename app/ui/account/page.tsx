@@ -32,6 +32,9 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
   const access = await appAccess(inst, ACCOUNT_APP, { app: jar.get(ACCOUNT_APP.cookie)?.value, userAgent: jar.get(userAgentCookieName(inst.config.issuer))?.value });
   if (!access) redirect(`${ACCOUNT_PATH}/signin?returnTo=${encodeURIComponent(ACCOUNT_PATH)}`);
   const t = await getTranslations("account");
+  // A session's browser and system (lib/session/device.ts), "unknown" for what its User-Agent does not tell.
+  const deviceLabel = ({ browser, os }: { browser: string | null; os: string | null }) =>
+    browser && os ? t("sessions.device", { browser, os }) : browser ? browser : os ? t("sessions.someBrowserOn", { os }) : t("sessions.unknownDevice");
   const ta = await getTranslations("console.auditEvents");
   const tp = await getTranslations("login.policy");
   const settings = await getSettings(inst);
@@ -326,6 +329,12 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
             <li key={s.id}>
               <div>
                 <strong>{s.current ? t("sessions.current") : t("sessions.other")}</strong>
+                {/* Sessions signed in before their origin was kept have neither, and no such line. */}
+                {s.userAgent !== null || s.ip !== null ? (
+                  <div className="hint" data-testid="session-device">
+                    {[deviceLabel(s.device), s.ip ? t("sessions.address", { ip: s.ip }) : null].filter(Boolean).join(" · ")}
+                  </div>
+                ) : null}
                 <div className="hint">{t("sessions.times", { started: when(s.createdAt), active: when(s.lastActiveAt), methods: s.amr.join(", ") || "—" })}</div>
               </div>
               <form method="post" action={action("end-session")}>
