@@ -26,7 +26,17 @@ export function dummyPasswordHash(memo: Memo): Promise<string> {
   return memo.get("dummy-password-hash", () => hashPassword(randomBytes(16).toString("hex")));
 }
 
-export type PolicyViolation = "minLength" | "uppercase" | "lowercase" | "number" | "symbol" | "maxLength";
+const POLICY_VIOLATIONS = ["minLength", "uppercase", "lowercase", "number", "symbol", "maxLength"] as const;
+export type PolicyViolation = (typeof POLICY_VIOLATIONS)[number];
+
+/**
+ * The policy's codes among `codes`, each once: what a page may name. The pages get the codes back
+ * through their address after a refused form, where anyone can write anything; an unknown code
+ * would be looked up as a message (and logged as missing) once per entry.
+ */
+export function knownPolicyViolations(codes: readonly string[]): PolicyViolation[] {
+  return POLICY_VIOLATIONS.filter((v) => codes.includes(v));
+}
 
 export function checkPasswordPolicy(password: string, policy: PasswordPolicy): PolicyViolation[] {
   const v: PolicyViolation[] = [];

@@ -289,6 +289,17 @@ describe("a wrong claims parameter is invalid_request with the state, refused be
     expect(d.mode).toBe("form_post");
     await expect(oidc.authorizationCodeGrant(rp.config, d.toRp, { expectedState: state })).rejects.toMatchObject({ error: "unmet_authentication_requirements" });
   });
+
+  it("an acr value that is not a string is a malformed request: invalid_request (found by a probe: it was unmet_authentication_requirements)", async () => {
+    for (const acr of [{ essential: true, values: [1, {}] }, { essential: true, value: 5 }, { essential: true, values: ["urn:torii:acr:pwd", null] }]) {
+      const b = new Browser(t);
+      const state = oidc.randomState();
+      const claims = JSON.stringify({ id_token: { acr } });
+      const url = oidc.buildAuthorizationUrl(rp.config, { redirect_uri: REDIRECT, scope: "openid", state, claims, response_mode: "form_post" });
+      const d = await delivered(await b.authorizeRaw(url.search));
+      await expect(oidc.authorizationCodeGrant(rp.config, d.toRp, { expectedState: state }), JSON.stringify(acr)).rejects.toMatchObject({ error: "invalid_request" });
+    }
+  });
 });
 
 describe("discovery", () => {

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyOverrides, cachedOverrides, overrideProblem } from "@/lib/i18n/overrides";
+import { createTranslator } from "use-intl/core";
+import { applyOverrides, cachedOverrides, defaultTexts, overrideProblem } from "@/lib/i18n/overrides";
+import { LOCALES } from "@/lib/i18n/locales";
+import { writeOverrides } from "@/lib/store/text-overrides";
 import en from "@/messages/en.json";
 import { Browser, makeClient, REDIRECT } from "./authorize-support";
 import { startTestInstance, type TestInstance } from "./harness";
@@ -109,11 +112,108 @@ describe("texts of the pages the authorization endpoint renders itself", () => {
   });
 });
 
+/**
+ * A text as the hosted pages show it: the catalog with the overrides the message loader lays over
+ * it (app/_server/i18n-request.ts), formatted by next-intl's translator; with the errors next-intl
+ * would report (and log) for it.
+ */
+function rendered(overrides: Record<string, string>, key: string, values: Record<string, string | number>) {
+  const errors: string[] = [];
+  const t = createTranslator({ locale: "en", messages: applyOverrides(en, overrides), onError: (e) => errors.push(e.code) });
+  return { text: (t as unknown as (key: string, values: Record<string, string | number>) => string)(key, values), errors };
+}
+
+describe("override syntax: overrides are ICU messages (the probe's tags)", () => {
+  type Field = { path: string; code: string; message: string };
+  const refused = async (texts: Record<string, string>): Promise<Field[]> => {
+    const res = await put("/texts/en", { texts });
+    expect(res.status).toBe(400);
+    return ((await res.json()) as { fields: Field[] }).fields;
+  };
+  const stored = async (key: string) => entry((await (await get("/texts/en")).json()) as Texts, key)?.override;
+
+  it("refuses a tag the default does not have (<b>…</b> on login.footer), and stores nothing", async () => {
+    // What the probe stored rendered as the raw key, with a FORMATTING_ERROR on every view.
+    expect(rendered({ "login.footer": "<b>Secured</b> by us" }, "login.footer", { product: "Torii" })).toEqual({ text: "login.footer", errors: ["FORMATTING_ERROR"] });
+    const fields = await refused({ "login.footer": "<b>Secured</b> by us" });
+    expect(fields).toEqual([{ path: "texts.login.footer", code: "text_tags", message: expect.stringContaining("<b>"), params: { tags: "<b>" } }]);
+    expect(await stored("login.footer")).toBeNull();
+    expect(Object.keys(await cachedOverrides(t.inst, "en"))).not.toContain("login.footer");
+  });
+
+  it("refuses an argument the default does not have", async () => {
+    const fields = await refused({ "login.footer": "Secured by {nope}" });
+    expect(fields).toMatchObject([{ path: "texts.login.footer", code: "text_arguments", message: expect.stringContaining("{product}") }]);
+    expect(await stored("login.footer")).toBeNull();
+  });
+
+  it("refuses broken syntax, saying how to show a brace", async () => {
+    expect(await refused({ "login.footer": "Secured by {" })).toMatchObject([{ path: "texts.login.footer", code: "text_braces", message: expect.stringContaining("'{'") }]);
+    expect(await refused({ "login.footer": "{product, plural, one {#}}" })).toMatchObject([{ path: "texts.login.footer", code: "text_invalid" }]);
+    expect(await refused({ "login.footer": "Secured by <i>{product}" })).toMatchObject([{ path: "texts.login.footer", code: "text_invalid" }]);
+    expect(await stored("login.footer")).toBeNull();
+  });
+
+  it("accepts the default's argument, which the page then shows", async () => {
+    expect((await put("/texts/en", { texts: { "login.footer": "Protected by {product}" } })).status).toBe(200);
+    expect(await stored("login.footer")).toBe("Protected by {product}");
+    expect(rendered(await cachedOverrides(t.inst, "en"), "login.footer", { product: "ACME" })).toEqual({ text: "Protected by ACME", errors: [] });
+    await put("/texts/en", { texts: { "login.footer": null } });
+  });
+
+  it("accepts quoted braces and brackets, shown as they are", async () => {
+    const text = "Secured by {product} '{'beta'}', '<'b> too";
+    expect((await put("/texts/en", { texts: { "login.footer": text } })).status).toBe(200);
+    expect(await stored("login.footer")).toBe(text);
+    expect(rendered(await cachedOverrides(t.inst, "en"), "login.footer", { product: "ACME" })).toEqual({ text: "Secured by ACME {beta}, <b> too", errors: [] });
+    await put("/texts/en", { texts: { "login.footer": null } });
+  });
+
+  it("an invalid override stored before the check shows the default text, and stays listed to be fixed", async () => {
+    await writeOverrides(t.inst.db, "en", { "login.footer": "<b>Secured</b> by us", "login.loginName.title": "Welcome to ACME", "errors.unknownClient": "Unknown {" }, new Date());
+    t.inst.caches.invalidate("textOverrides");
+    const usable = await cachedOverrides(t.inst, "en");
+    expect(usable["login.loginName.title"]).toBe("Welcome to ACME");
+    expect(Object.keys(usable)).not.toContain("login.footer");
+    expect(Object.keys(usable)).not.toContain("errors.unknownClient");
+    expect(rendered(await cachedOverrides(t.inst, "en"), "login.footer", { product: "Torii" })).toEqual({ text: "Secured by Torii", errors: [] });
+    // The authorization error page, rendered outside next-intl, falls back as well.
+    const page = await new Browser(t).authorize({ client_id: "nope", redirect_uri: REDIRECT, ui_locales: "en" });
+    expect(await page.text()).toContain("is not registered");
+    expect(await stored("login.footer")).toBe("<b>Secured</b> by us");
+    await put("/texts/en", { texts: { "login.footer": null, "login.loginName.title": null, "errors.unknownClient": null } });
+    expect(await stored("login.footer")).toBeNull();
+  });
+});
+
 describe("overrideProblem", () => {
-  it("checks braces and arguments", () => {
-    expect(overrideProblem("Hello {name}", "Hi {name}!")).toBeNull();
-    expect(overrideProblem("Hello", "Hi {name}")).toMatchObject({ code: "text_no_arguments", params: { unknown: "{name}" } });
-    expect(overrideProblem("Hello {name}", "Hi {who}")).toMatchObject({ code: "text_arguments", params: { unknown: "{who}", allowed: "{name}" } });
-    expect(overrideProblem("Hello", "Hi }")).toMatchObject({ code: "text_braces" });
+  it("checks the message's syntax, and its arguments, their kinds and its tags against the default's", () => {
+    // login.continueTo: "to continue to {client}"; login.loginName.title: no arguments;
+    // login.errors.throttled: "Wait {seconds, plural, …}".
+    expect(overrideProblem("en", "login.continueTo", "Hi {client}!")).toBeNull();
+    expect(overrideProblem("en", "login.loginName.title", "Hi {name}")).toMatchObject({ code: "text_no_arguments", params: { unknown: "{name}" } });
+    expect(overrideProblem("en", "login.continueTo", "Hi {who}")).toMatchObject({ code: "text_arguments", params: { unknown: "{who}", allowed: "{client}" } });
+    expect(overrideProblem("en", "login.loginName.title", "Hi {")).toMatchObject({ code: "text_braces" });
+    expect(overrideProblem("en", "login.loginName.title", "Hi {}")).toMatchObject({ code: "text_invalid", params: { error: "EMPTY_ARGUMENT" } });
+    // A lone closing brace is text in ICU, and quoted braces and brackets are shown as they are.
+    expect(overrideProblem("en", "login.loginName.title", "Hi }")).toBeNull();
+    expect(overrideProblem("en", "login.loginName.title", "Use '{' and '<'b> as text")).toBeNull();
+    expect(overrideProblem("en", "login.loginName.title", "<b>Hi</b>")).toMatchObject({ code: "text_tags", params: { tags: "<b>" } });
+    expect(overrideProblem("en", "login.loginName.title", "a <b>Hi")).toMatchObject({ code: "text_invalid", params: { error: "UNCLOSED_TAG" } });
+    // Kinds: the plural stays a plural (or a plain number); a text argument is not counted.
+    expect(overrideProblem("en", "login.errors.throttled", "Wait {seconds, plural, one {a second} other {# s}}.")).toBeNull();
+    expect(overrideProblem("en", "login.errors.throttled", "Wait {seconds} s.")).toBeNull();
+    expect(overrideProblem("en", "login.errors.throttled", "Wait {seconds, date, short}.")).toMatchObject({ code: "text_argument_type" });
+    expect(overrideProblem("en", "login.errors.throttled", "Wait {seconds, plural, one {#}}.")).toMatchObject({ code: "text_invalid", params: { error: "MISSING_OTHER_CLAUSE" } });
+    expect(overrideProblem("en", "login.continueTo", "{client, plural, other {#}}")).toMatchObject({ code: "text_argument_type" });
+    // Another locale's override is checked against the English default too.
+    expect(overrideProblem("de", "login.continueTo", "weiter zu {client}")).toBeNull();
+    expect(overrideProblem("en", "no.such.key", "x")).toMatchObject({ code: "text_unknown_key" });
+  });
+
+  it("accepts every catalog's own defaults, so an administrator may start from any of them", () => {
+    for (const locale of LOCALES) {
+      for (const [key, text] of defaultTexts(locale)) expect(overrideProblem(locale, key, text), `${locale} ${key}`).toBeNull();
+    }
   });
 });

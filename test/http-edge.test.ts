@@ -196,6 +196,24 @@ describe("server action bodies Next would decode (found by probes)", () => {
   const fetchForm: Part[] = [["_1_$ACTION_REF_2", ""], ["_1_$ACTION_2:0", '{"id":"7f00","bound":"$@1"}'], ["_1_csrf", "t"], ["_1_logo", "PNG", "logo.png"], ["0", `[${state},"$K1"]`]];
   const postedForm: Part[] = [["$ACTION_REF_3", ""], ["$ACTION_3:0", '{"id":"7f00","bound":"$@1"}'], ["$ACTION_3:1", `[${state}]`], ["$ACTION_KEY", "k0"], ["csrf", "t"], ["$weird name", "{not json"]];
 
+  it("a page answers GET, HEAD and POST; OPTIONS lists them and PUT, PATCH and DELETE are 405 before Next (found by a probe: Next rendered the page)", async () => {
+    const before = seen.length;
+    for (const method of ["PUT", "PATCH", "DELETE"]) {
+      const r = await fetch(base + "/ui/login", { method, body: "x" });
+      expect(r.status, method).toBe(405);
+      expect(r.headers.get("allow"), method).toBe("GET, HEAD, POST, OPTIONS");
+      expect((await r.json()).error, method).toBe("invalid_request");
+    }
+    const options = await fetch(base + "/ui/account", { method: "OPTIONS" });
+    expect(options.status).toBe(204);
+    expect(options.headers.get("allow")).toBe("GET, HEAD, POST, OPTIONS");
+    expect(seen.length).toBe(before);
+    // What a page serves still reaches Next (the stand-in, which echoes forms and fails on a GET's lack of one).
+    expect((await fetch(base + "/ui/login")).status).toBe(500);
+    expect((await post(multipart(postedForm))).status).toBe(200);
+    expect(seen.length).toBe(before + 1);
+  });
+
   it.each([
     ["a fetch action's form", fetchForm, action],
     ["a form posted without JavaScript", postedForm, {}],

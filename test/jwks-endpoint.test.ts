@@ -32,7 +32,20 @@ describe("GET /oauth/v2/keys", () => {
   it("refuses other methods", async () => {
     const res = await fetch(t.baseUrl + "/oauth/v2/keys", { method: "POST" });
     expect(res.status).toBe(405);
-    expect(res.headers.get("allow")).toBe("GET, HEAD");
+    expect(res.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+  });
+
+  it.each(["/oauth/v2/keys", "/.well-known/openid-configuration"])("%s answers a CORS preflight from any origin, and OPTIONS without one (found by a probe: 405)", async (path) => {
+    const pre = await fetch(t.baseUrl + path, { method: "OPTIONS", headers: { origin: "https://spa.example", "access-control-request-method": "GET", "access-control-request-headers": "accept-language" } });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe("https://spa.example");
+    expect(pre.headers.get("access-control-allow-methods")).toBe("GET, HEAD");
+    expect(pre.headers.get("access-control-allow-headers")).toContain("accept-language");
+    const plain = await fetch(t.baseUrl + path, { method: "OPTIONS" });
+    expect(plain.status).toBe(204);
+    expect(plain.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+    // The document itself is readable by every origin.
+    expect((await fetch(t.baseUrl + path, { headers: { origin: "https://spa.example" } })).headers.get("access-control-allow-origin")).toBe("*");
   });
 
   it("rate limits per client address with 429 and Retry-After, counting in process and sharing the count through the database", async () => {

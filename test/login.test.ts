@@ -374,12 +374,16 @@ describe("registration rules", () => {
     return validateRegistration({ ...valid, ...patch }, policy).map((e) => `${e.field}:${e.key}`);
   };
 
-  it("accepts the usernames the management API accepts, within 2 to 64 characters", async () => {
+  it("accepts the usernames the management API accepts, within 2 to 64 characters, without @ and in one script", async () => {
     expect(await keys({})).toEqual([]);
-    expect(await keys({ username: "zoë.müller+x@y" })).toEqual([]);
+    for (const username of ["zoë.müller+x", "grace_hopper-1", "алиса", "山田たろう", "김철수", "ΑΘΗΝΑ"]) expect(await keys({ username }), username).toEqual([]);
     expect(await keys({ username: "a" })).toEqual(["username:usernameInvalid"]);
     expect(await keys({ username: "a".repeat(65) })).toEqual(["username:usernameInvalid"]);
     expect(await keys({ username: "has space" })).toEqual(["username:usernameInvalid"]);
+    // Found by a probe: someone else's login name or email address as a new username, and look-alikes.
+    for (const username of ["victim@localhost", "victim@example.com", "x@y", "ａｌｉｃｅ", "\u0430lice", "pay\u0440al"]) {
+      expect(await keys({ username }), username).toEqual(["username:usernameInvalid"]);
+    }
     expect(await keys({ email: "not-an-email" })).toEqual(["email:emailInvalid"]);
   });
 

@@ -154,3 +154,59 @@ describe("audience and resource (RFC 8693 2.1, RFC 8707)", () => {
     expect(await refused(exchange({ subject_token: subject.access_token, subject_token_type: AT, resource: api.identifier, scope: "write" }, client))).toBe("invalid_scope");
   });
 });
+
+describe("lifetime: an exchanged token never outlives the tokens it was exchanged for", () => {
+  const JWT_TYPE = "urn:ietf:params:oauth:token-type:jwt";
+  const ID_TYPE = "urn:ietf:params:oauth:token-type:id_token";
+  const claimsOf = async (jwt: string) => (await jwtVerify(jwt, publishedKeys(m), { issuer: ISSUER, currentDate: new Date(m.clock.now()) })).payload;
+  /** A client with short-lived tokens whose access token another client (rp, 900 s) exchanges. */
+  async function shortSubject(lifetime = 60) {
+    const short = secretClient("short", "short-secret", { accessTokenLifetime: lifetime, idTokenLifetime: lifetime });
+    m.clients.set(short.id, short);
+    return subjectToken(["openid", "profile"], short);
+  }
+
+  it("a short-lived subject token: exp at most the subject's, and expires_in the real remaining lifetime", async () => {
+    const subject = await shortSubject();
+    const subjectExp = (await claimsOf(subject.access_token)).exp!;
+    m.clock.advanceSeconds(20);
+    const body = await exchange({ subject_token: subject.access_token, subject_token_type: AT, requested_token_type: JWT_TYPE, scope: "openid" });
+    const at = await claimsOf(body.access_token);
+    expect(at).toMatchObject({ sub: user.id, client_id: "rp", aud: "short" });
+    expect(at.exp).toBe(subjectExp);
+    expect(body.expires_in).toBe(40);
+    expect(at.exp! - at.iat!).toBe(body.expires_in);
+    expect((await claimsOf(body.id_token!)).exp).toBeLessThanOrEqual(subjectExp);
+    // The default (opaque) and a requested ID token are capped the same way.
+    const opaque = await exchange({ subject_token: subject.access_token, subject_token_type: AT });
+    expect(opaque.expires_in).toBe(40);
+    expect((await resolveAccessToken(env(), opaque.access_token))?.exp).toBe(subjectExp);
+    const id = await exchange({ subject_token: subject.access_token, subject_token_type: AT, requested_token_type: ID_TYPE });
+    expect(id.expires_in).toBe(40);
+    expect((await claimsOf(id.access_token)).exp).toBe(subjectExp);
+  });
+
+  it("exchanging the exchanged token again does not extend it, and it ends with the subject token", async () => {
+    const subject = await shortSubject();
+    const subjectExp = (await claimsOf(subject.access_token)).exp!;
+    let presented = subject.access_token;
+    for (let i = 0; i < 3; i++) {
+      m.clock.advanceSeconds(15);
+      const body = await exchange({ subject_token: presented, subject_token_type: AT, requested_token_type: JWT_TYPE });
+      expect((await claimsOf(body.access_token)).exp).toBe(subjectExp);
+      expect(body.expires_in).toBe(60 - 15 * (i + 1));
+      presented = body.access_token;
+    }
+    m.clock.advanceSeconds(15);
+    expect(await refused(exchange({ subject_token: presented, subject_token_type: AT, requested_token_type: JWT_TYPE }))).toBe("invalid_request");
+  });
+
+  it("nor the actor token's", async () => {
+    const subject = await subjectToken();
+    const actor = await shortSubject(30);
+    const actorExp = (await claimsOf(actor.access_token)).exp!;
+    const body = await exchange({ subject_token: subject.access_token, subject_token_type: AT, actor_token: actor.access_token, actor_token_type: AT, requested_token_type: JWT_TYPE });
+    expect((await claimsOf(body.access_token)).exp).toBe(actorExp);
+    expect(body.expires_in).toBe(30);
+  });
+});

@@ -47,6 +47,34 @@ async function userTokens(u: User, c = client, s = secret, scopes = ["openid", "
 
 const exchange = (p: Record<string, string>, c = client, s = secret) => token(t, { grant_type: GT, ...p }, { auth: basic(c.id, s) });
 
+/**
+ * Exchanges a jwt subject token signed by a private_key_jwt client (its key `kid` is `keys`), for a
+ * JWT access token, with the admin's access token as the actor.
+ */
+async function jwtSubjectExchange(clientId: string, kid: string) {
+  const actor = (await userTokens(admin)).access_token;
+  const clientAssertion = () =>
+    new SignJWT({})
+      .setProtectedHeader({ alg: "RS256", kid })
+      .setIssuer(clientId)
+      .setSubject(clientId)
+      .setAudience(t.issuer)
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 60)
+      .setJti(randomToken(8))
+      .sign(keys.privateKey);
+  return async (subject_token: string) =>
+    token(t, {
+      grant_type: GT,
+      subject_token,
+      subject_token_type: TT.jwt,
+      actor_token: actor,
+      actor_token_type: TT.access,
+      requested_token_type: TT.jwt,
+      client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+      client_assertion: await clientAssertion(),
+    });
+}
+
 describe("token exchange (RFC 8693)", () => {
   it("is unsupported_grant_type, saying so, while the feature is off", async () => {
     await features({ tokenExchange: false, impersonation: false });
@@ -258,20 +286,7 @@ describe("token exchange (RFC 8693)", () => {
       if (o.jti !== null) jwt.setJti(o.jti ?? randomToken(8));
       return jwt.sign(key);
     };
-    const clientAssertion = () =>
-      new SignJWT({}).setProtectedHeader({ alg: "RS256", kid: "c1" }).setIssuer(pkj.id).setSubject(pkj.id).setAudience(t.issuer).setExpirationTime(now + 60).setJti(randomToken(8)).sign(keys.privateKey);
-    const actor = (await userTokens(admin)).access_token;
-    const call = async (subject_token: string) =>
-      token(t, {
-        grant_type: GT,
-        subject_token,
-        subject_token_type: TT.jwt,
-        actor_token: actor,
-        actor_token_type: TT.access,
-        requested_token_type: TT.jwt,
-        client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
-        client_assertion: await clientAssertion(),
-      });
+    const call = await jwtSubjectExchange(pkj.id, "c1");
     const subject = await sign(keys.privateKey);
     const r = await call(subject);
     expect(r.status).toBe(200);
@@ -283,6 +298,51 @@ describe("token exchange (RFC 8693)", () => {
       expect(res.status).toBe(400);
       expect(res.body.error).toBe("invalid_request");
     }
+  });
+
+  it("caps the exchanged token at the subject token's exp, also when the result is exchanged again", async () => {
+    await features({ tokenExchange: true, impersonation: false });
+    // Client A's tokens live 30 s; client (B) and a third client would issue 900 s tokens.
+    const a = await makeClient(t, { accessTokenLifetime: 30, idTokenLifetime: 30 });
+    const third = await makeClient(t);
+    const subject = (await userTokens(user, a.client, a.secret!, ["openid", "profile"])).access_token;
+    const subjectClaims = (await verify(t, subject)).payload;
+    expect(subjectClaims.exp! - subjectClaims.iat!).toBe(30);
+    const r = await exchange({ subject_token: subject, subject_token_type: TT.access, requested_token_type: TT.jwt, scope: "openid" });
+    expect(r.status).toBe(200);
+    const at = (await verify(t, r.body.access_token)).payload;
+    // No audience asked for: the subject's is kept, within the subject's lifetime.
+    expect(at).toMatchObject({ sub: user.id, client_id: client.id, aud: a.client.id });
+    expect(at.exp).toBeLessThanOrEqual(subjectClaims.exp!);
+    expect(r.body.expires_in).toBe(at.exp! - at.iat!);
+    expect(r.body.expires_in).toBeLessThanOrEqual(30);
+    expect((await verify(t, r.body.id_token)).payload.exp).toBeLessThanOrEqual(subjectClaims.exp!);
+
+    const again = await exchange({ subject_token: r.body.access_token, subject_token_type: TT.access, requested_token_type: TT.jwt }, third.client, third.secret!);
+    expect(again.status).toBe(200);
+    const at2 = (await verify(t, again.body.access_token)).payload;
+    expect(at2.exp).toBeLessThanOrEqual(at.exp!);
+    expect(again.body.expires_in).toBe(at2.exp! - at2.iat!);
+    expect(again.body.expires_in).toBeLessThanOrEqual(30);
+  });
+
+  it("refuses a jwt subject token whose registered claims have the wrong types (RFC 7519 4.1), issuing nothing", async () => {
+    await features({ tokenExchange: true, impersonation: true });
+    const jwk = { ...(await exportJWK(keys.publicKey)), kid: "c2", alg: "RS256" };
+    const pkj = (await makeClient(t, { authMethod: "private_key_jwt", jwks: { keys: [jwk] } })).client;
+    const now = Math.floor(Date.now() / 1000);
+    const signed = (claims: Record<string, unknown>) =>
+      new SignJWT({ iss: pkj.id, sub: user.id, aud: t.issuer, iat: now, exp: now + 120, jti: randomToken(8), ...claims }).setProtectedHeader({ alg: "RS256", kid: "c2" }).sign(keys.privateKey);
+    const call = await jwtSubjectExchange(pkj.id, "c2");
+    for (const claims of [{ aud: 5 }, { aud: [t.issuer, 5] }, { aud: {} }, { sub: 5 }, { iat: "now" }]) {
+      const r = await call(await signed(claims));
+      expect(r.status, JSON.stringify(claims)).toBe(400);
+      expect(r.body.error, JSON.stringify(claims)).toBe("invalid_request");
+      expect(r.body.access_token, JSON.stringify(claims)).toBeUndefined();
+    }
+    // The same token with well-formed claims is accepted.
+    const ok = await call(await signed({}));
+    expect(ok.status).toBe(200);
   });
 
   it("refuses a revoked subject token", async () => {

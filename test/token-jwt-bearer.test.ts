@@ -18,6 +18,12 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+/** An assertion with any header, signed by nothing: what a sender can write before any check. */
+function unsignedWithHeader(header: Record<string, unknown>): string {
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+  return `${part(header)}.${part({ iss: "1", sub: "1", aud: "x", exp: 9_999_999_999 })}.AAAA`;
+}
+
 async function assertion(o: { sub?: string; iss?: string; aud?: string; exp?: number | null; iat?: number | null; jti?: string | null; kid?: string; alg?: string; key?: CryptoKey | Uint8Array } = {}) {
   const now = Math.floor(Date.now() / 1000);
   const payload: Record<string, unknown> = {};
@@ -120,6 +126,9 @@ describe("jwt-bearer grant (RFC 7523)", () => {
       ["foreign key", await assertion({ key: other.privateKey })],
       ["HS256", await assertion({ alg: "HS256", key: new TextEncoder().encode("s".repeat(32)) })],
       ["not a JWT", "abc"],
+      // Header members that are not strings (found by a probe: a number was a 500).
+      ...[5, {}, true, ["k"], null].map((k): [string, string] => [`kid ${JSON.stringify(k)}`, unsignedWithHeader({ alg: "RS256", kid: k })]),
+      ...[5, ["RS256"], null].map((a): [string, string] => [`alg ${JSON.stringify(a)}`, unsignedWithHeader({ alg: a, kid })]),
     ];
     for (const [why, a] of cases) {
       const r = await token(t, { grant_type: GT, assertion: a });

@@ -19,6 +19,7 @@ import { getPasswordHash, setPassword, updateUser } from "@/lib/store/users";
 import { email as emailField, personName } from "@/lib/users/fields";
 import { LOCALES } from "@/lib/i18n/locales";
 import { RECENT_SIGN_IN_SECONDS } from "./app";
+import { isShowable } from "@/lib/text/shown-text";
 
 /**
  * What a person can change on their own account page. Each action takes the page's access (the
@@ -38,7 +39,9 @@ export async function updateProfile({ inst, access, actor, form }: Ctx): Promise
   const givenName = field(form, "givenName");
   const familyName = field(form, "familyName");
   const locale = field(form, "locale");
-  if (!personName.safeParse(givenName).success || !personName.safeParse(familyName).success) return { ok: false, error: "nameTooLong" };
+  if (!personName.safeParse(givenName).success || !personName.safeParse(familyName).success) {
+    return { ok: false, error: isShowable(givenName) && isShowable(familyName) ? "nameTooLong" : "nameCharacters" };
+  }
   if (locale && !(LOCALES as readonly string[]).includes(locale)) return { ok: false, error: "localeUnknown" };
   await inst.db.transaction(async (tx) => {
     await updateUser(tx, access.user.id, { givenName: givenName || null, familyName: familyName || null, locale: locale || null }, dateOf(inst.clock));

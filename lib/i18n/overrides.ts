@@ -1,6 +1,7 @@
 import type { Caches } from "@/lib/store/caches";
 import { mutate, type MutationScope } from "@/lib/store/invalidation";
 import type { Executor, Tx } from "@/lib/db/client";
+import { IntlMessageFormat } from "intl-messageformat";
 import { problem, type Problem } from "@/lib/problem";
 import { readOverrides } from "@/lib/store/text-overrides";
 import { isLocale, type Locale } from "./locales";
@@ -38,33 +39,145 @@ export function argumentNames(text: string): Set<string> {
   return new Set([...text.matchAll(/\{\s*([A-Za-z_]\w*)\s*[,}]/g)].map((m) => m[1]!));
 }
 
+type MessageElement = ReturnType<IntlMessageFormat["getAst"]>[number];
+
+/** The ICU argument kinds by the parser's element type (`{a}`, `{a, number}`, `{a, plural, …}`…). */
+const ARGUMENT_KINDS: Partial<Record<number, string>> = { 1: "plain", 2: "number", 3: "date", 4: "time", 5: "select", 6: "plural" };
+/** Kinds whose values (numbers, strings) a plain `{a}` prints as they are. */
+const PRINTABLE_PLAIN = new Set(["plain", "number", "select", "plural"]);
+
+/** What a message uses: its arguments with the kinds they appear as, and its tags (`<b>…</b>`). */
+type Usage = { args: Map<string, Set<string>>; tags: Set<string> };
+
 /**
- * Why an override cannot replace a default, or null. An override may use only the arguments the
- * default has (the page passes no others, and next-intl would fail to format it) and must have
- * balanced braces (else it is no valid ICU message).
+ * Parses `text` as next-intl does (intl-messageformat's parser, which use-intl formats every
+ * message with; tags are not ignored): its usage, or the parser's error kind.
  */
-export function overrideProblem(defaultText: string, value: string): Problem | null {
+function parseMessage(text: string, locale: string): Usage | { error: string } {
+  let ast: MessageElement[];
+  try {
+    ast = new IntlMessageFormat(text, locale).getAst();
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : "INVALID_MESSAGE" };
+  }
+  const usage: Usage = { args: new Map(), tags: new Set() };
+  const walk = (elements: MessageElement[]) => {
+    for (const el of elements) {
+      const kind = ARGUMENT_KINDS[el.type];
+      if (kind && "value" in el && typeof el.value === "string") {
+        const kinds = usage.args.get(el.value) ?? new Set<string>();
+        usage.args.set(el.value, kinds.add(kind));
+      }
+      if ("children" in el) {
+        usage.tags.add(el.value);
+        walk(el.children);
+      }
+      if ("options" in el) for (const option of Object.values(el.options)) walk(option.value);
+    }
+  };
+  walk(ast);
+  return usage;
+}
+
+/** Usage of the catalog's own texts, which are parsed once. */
+const REFERENCE_USAGE = new Map<string, Usage>();
+
+function referenceUsage(text: string, locale: string): Usage {
+  let usage = REFERENCE_USAGE.get(text);
+  if (!usage) {
+    const parsed = parseMessage(text, locale);
+    usage = "error" in parsed ? { args: new Map(), tags: new Set() } : parsed;
+    REFERENCE_USAGE.set(text, usage);
+  }
+  return usage;
+}
+
+/** defaultTexts by locale; the catalogs never change while the process runs. */
+const DEFAULTS = new Map<Locale, Map<string, string>>();
+
+function defaultsOf(locale: Locale): Map<string, string> {
+  let texts = DEFAULTS.get(locale);
+  if (!texts) DEFAULTS.set(locale, (texts = defaultTexts(locale)));
+  return texts;
+}
+
+/**
+ * The defaults an override of `key` is checked against: the English one (the catalog the pages'
+ * calls pass their values and tags for) and the locale's own; none for a key without a text.
+ */
+function referenceTexts(locale: Locale, key: string): { text: string; locale: Locale }[] {
+  const en = defaultsOf("en").get(key);
+  const own = locale === "en" ? undefined : defaultsOf(locale).get(key);
+  return [
+    ...(en === undefined ? [] : [{ text: en, locale: "en" as const }]),
+    ...(own === undefined ? [] : [{ text: own, locale }]),
+  ];
+}
+
+const QUOTING = "Use '{' and '}' to show a brace, '<' to show a tag's bracket, '' for an apostrophe next to them.";
+
+/**
+ * Why `value` cannot replace the text `key` of `locale`, or null: the one check of an override,
+ * run when one is saved (management API and console) and again on every stored one before the
+ * pages use it (cachedOverrides), so that what is accepted renders without a formatting error.
+ * An override must be a valid ICU message (the syntax next-intl formats), and may use only the
+ * arguments, as the same kind (a plain `{a}` also where the default counts or selects), and the
+ * tags its default uses (the pages pass no others); it may leave any out.
+ */
+export function overrideProblem(locale: Locale, key: string, value: string): Problem | null {
+  const references = referenceTexts(locale, key);
+  if (!references.length) return problem("text_unknown_key", "No hosted page text has this key.");
   if (value.trim() === "") return problem("text_empty", "Must not be empty; reset the text to use the default.");
   if (value.length > 2000) return problem("too_long", "Must be at most 2000 characters.", { maximum: 2000 });
-  let depth = 0;
-  for (const ch of value) {
-    if (ch === "{") depth++;
-    else if (ch === "}" && --depth < 0) break;
+  const parsed = parseMessage(value, locale);
+  if ("error" in parsed) {
+    return parsed.error === "EXPECT_ARGUMENT_CLOSING_BRACE"
+      ? problem("text_braces", `Has unbalanced braces { }. ${QUOTING}`)
+      : problem("text_invalid", `Is not a valid message (${parsed.error}). ${QUOTING}`, { error: parsed.error });
   }
-  if (depth !== 0) return problem("text_braces", "Has unbalanced braces { }.");
-  const allowed = [...argumentNames(defaultText)].map((n) => `{${n}}`).join(", ");
-  const unknown = [...argumentNames(value)].filter((n) => !argumentNames(defaultText).has(n)).map((n) => `{${n}}`).join(", ");
+  const allowedArgs = new Map<string, Set<string>>();
+  const allowedTags = new Set<string>();
+  for (const r of references) {
+    const usage = referenceUsage(r.text, r.locale);
+    for (const [name, kinds] of usage.args) allowedArgs.set(name, new Set([...(allowedArgs.get(name) ?? []), ...kinds]));
+    for (const tag of usage.tags) allowedTags.add(tag);
+  }
+  const braced = (names: Iterable<string>) => [...names].map((n) => `{${n}}`).join(", ");
+  const unknown = braced([...parsed.args.keys()].filter((n) => !allowedArgs.has(n)));
   if (unknown) {
+    const allowed = braced(allowedArgs.keys());
     return allowed
       ? problem("text_arguments", `Uses ${unknown}, which this text does not have (available: ${allowed}).`, { unknown, allowed })
       : problem("text_no_arguments", `Uses ${unknown}, but this text has no arguments.`, { unknown });
   }
+  for (const [name, kinds] of parsed.args) {
+    const expected = allowedArgs.get(name)!;
+    const fits = (kind: string) => expected.has(kind) || (kind === "plain" && [...expected].some((k) => PRINTABLE_PLAIN.has(k)));
+    const wrong = [...kinds].find((k) => !fits(k));
+    if (wrong) {
+      const as = [...expected].join(" or ");
+      return problem("text_argument_type", `Uses {${name}} as ${wrong}, but this text has it as ${as}.`, { argument: `{${name}}`, kind: wrong, expected: as });
+    }
+  }
+  const tags = [...parsed.tags].filter((tag) => !allowedTags.has(tag)).map((tag) => `<${tag}>`).join(", ");
+  if (tags) {
+    return problem("text_tags", `Uses the tag ${tags}, which this text does not have. Write '<' to show a bracket.`, { tags });
+  }
   return null;
 }
 
-/** The overrides of a locale, from the engine's cache (they are read on every login page). */
+/** The overrides of `overrides` that pass overrideProblem; one stored before a check existed is left out, and its default shows. */
+export function usableOverrides(locale: Locale, overrides: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(overrides).filter(([key, value]) => overrideProblem(locale, key, value) === null));
+}
+
+/**
+ * The overrides of a locale the pages use, from the engine's cache (they are read on every login
+ * page): only those that pass overrideProblem, checked once per cache load, so that a text stored
+ * before a check existed shows its default instead of failing to format on every view.
+ */
 export function cachedOverrides(scope: { db: Executor; caches: Caches }, locale: Locale): Promise<Record<string, string>> {
-  return scope.caches.textOverrides.get(locale, () => readOverrides(scope.db, locale));
+  return scope.caches.textOverrides.get(locale, async () => usableOverrides(locale, await readOverrides(scope.db, locale)));
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Executor } from "@/lib/db/client";
 import { checkPasswordPolicy, hashPassword, type PolicyViolation } from "@/lib/passwords";
 import { DuplicateUsername, insertUser, usersWithNameOrEmail, type User } from "@/lib/store/users";
 import { email, personName, registeredUsername } from "@/lib/users/fields";
+import { isShowable } from "@/lib/text/shown-text";
 
 export type RegistrationInput = {
   username: string;
@@ -24,7 +25,7 @@ export type RegistrationError = { field: keyof RegistrationInput; key: string; v
 export function validateRegistration(input: RegistrationInput, policy: PasswordPolicy, names: RegistrationNames = "required"): RegistrationError[] {
   const errors: RegistrationError[] = [];
   // The sign-up page states each rule in its message, so any refusal of a field gets that one key;
-  // a name can only be refused for its length.
+  // a name is refused for its length or for characters a page cannot show (lib/text/shown-text.ts).
   const check = (field: "username" | "email" | "givenName" | "familyName", schema: ZodType, required: string, invalid: string) => {
     if (!input[field]) errors.push({ field, key: required });
     else if (!schema.safeParse(input[field]).success) errors.push({ field, key: invalid });
@@ -34,7 +35,7 @@ export function validateRegistration(input: RegistrationInput, policy: PasswordP
   for (const [field, required] of [["givenName", "givenNameRequired"], ["familyName", "familyNameRequired"]] as const) {
     if (names === "hidden") continue;
     if (names === "optional" && !input[field]) continue;
-    check(field, personName, required, "tooLong");
+    check(field, personName, required, isShowable(input[field].trim()) ? "tooLong" : "nameCharacters");
   }
   const violations = checkPasswordPolicy(input.password, policy);
   if (violations.length) errors.push({ field: "password", key: "passwordPolicy", violations });

@@ -20,6 +20,7 @@ import {
   type Factor,
 } from "@/lib/store/factors";
 import { accountKeyOf, attemptVerdict, clearFailures, recordFailure, type Attempt } from "./lockout";
+import { showable } from "@/lib/text/shown-text";
 
 /**
  * Second factors: TOTP authenticators (RFC 6238) and recovery codes. What the sign-in policy asks
@@ -98,7 +99,7 @@ export async function confirmTotpEnrolment(
   const pending = await getFactor(inst.db, userId, factorId);
   if (!pending || pending.type !== "totp" || pending.confirmedAt) return { ok: false };
   const step = matchingStep(inst, pending, input.code.replace(/\s/g, ""), now);
-  const name = input.name.trim().slice(0, 64) || "Authenticator";
+  const name = showable(input.name).trim().slice(0, 64) || "Authenticator";
   if (step === null || !(await acceptTotpStep(inst.db, factorId, step, { name }, now))) return { ok: false };
   await recordAudit(inst.db, actor, { action: "user.factor.added", targetType: "user", targetId: userId, details: { factorId, type: "totp", name } });
   const first = (await listFactors(inst.db, userId)).length === 1 && (await unusedRecoveryCodes(inst.db, userId)) === 0;

@@ -16,6 +16,7 @@ import { publicKeySet } from "./public-keys";
 import { problem } from "@/lib/problem";
 import { addProblem, conflict, invalidFields, notFound, type FieldError } from "./http";
 import { named, route, type Ctx } from "./route";
+import { shownText } from "@/lib/text/shown-text";
 
 /**
  * API resources (RFC 8707): what an access token can be for. Identifier (the tokens' `aud`),
@@ -61,7 +62,7 @@ const roleList = z
       key: z.string().superRefine((v, ctx) => {
         if (!ROLE_KEY.test(v)) addProblem(ctx, problem("role_key_invalid", "A role key is letters, digits, _ . : - (up to 100)."));
       }),
-      name: z.string().trim().min(1).max(200),
+      name: shownText(200).min(1),
       description: z.string().max(500).default(""),
     }),
   )
@@ -75,7 +76,7 @@ const roleList = z
   });
 
 const apiFields = {
-  name: z.string().trim().min(1).max(200),
+  name: shownText(200).min(1),
   scopes: scopeList,
   roles: roleList,
   accessTokenType: z.enum(ACCESS_TOKEN_FORMATS),

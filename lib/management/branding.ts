@@ -6,6 +6,7 @@ import { mutateSettings, readSettings, writeSettings, type Settings } from "@/li
 import { codedPattern, problem, type Problem } from "@/lib/problem";
 import { addProblem } from "./http";
 import { named, route } from "./route";
+import { shownText } from "@/lib/text/shown-text";
 
 const MAX_LOGO_BYTES = 512 * 1024;
 const LOGO_TYPES = ["image/png", "image/jpeg", "image/svg+xml", "image/webp"] as const;
@@ -81,7 +82,7 @@ const BrandingUpdate = named(
   "BrandingUpdate",
   z
     .strictObject({
-      productName: z.string().trim().min(1).max(100),
+      productName: shownText(100).min(1),
       logo: logo.nullable(),
       primaryColor: color,
       backgroundColor: color,

@@ -24,6 +24,7 @@ import { publicKeySet } from "./public-keys";
 import { redirectUriList, webOriginList } from "./redirect-uris";
 import { webOriginsOf } from "@/lib/oauth/cors";
 import { named, route, type Ctx } from "./route";
+import { shownText } from "@/lib/text/shown-text";
 
 const DAY = 86_400;
 
@@ -32,7 +33,7 @@ const jwks = publicKeySet;
 const lifetime = (max: number) => z.number().int().min(1).max(max);
 
 const clientFields = {
-  name: z.string().trim().min(1).max(200),
+  name: shownText(200).min(1),
   redirectUris: redirectUriList,
   postLogoutRedirectUris: redirectUriList,
   responseTypes: z.array(z.enum(RESPONSE_TYPES)).transform((l) => [...new Set(l)]),

@@ -143,5 +143,24 @@ export async function readJsonBody(request: HttpRequest): Promise<unknown> {
   // PostgreSQL cannot store a NUL (lib/http/text-input.ts): the field that holds one is refused.
   const nulAt = findNul(parsed);
   if (nulAt) throw invalidFields([{ path: nulAt.join("."), code: "nul_character", message: "Must not contain a NUL character." }]);
+  const protoAt = protoKeyAt(parsed);
+  if (protoAt) throw invalidFields([{ path: protoAt.join("."), code: "unknown_field", message: "Unknown field." }]);
   return parsed;
+}
+
+/**
+ * Where the body has a member named `__proto__`. JSON.parse makes it an ordinary member, but the
+ * checks copy members into fresh objects, where that name sets the prototype instead: the member
+ * vanished and the request went through as if it had not been sent (found by a probe, in a
+ * client's apiScopes, a user's roles and text overrides). It is an unknown field everywhere.
+ */
+function protoKeyAt(value: unknown, path: string[] = []): string[] | null {
+  if (!value || typeof value !== "object") return null;
+  for (const [k, v] of Object.entries(value)) {
+    const at = [...path, k];
+    if (k === "__proto__") return at;
+    const inner = protoKeyAt(v, at);
+    if (inner) return inner;
+  }
+  return null;
 }

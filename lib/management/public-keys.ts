@@ -1,5 +1,6 @@
 import { createPublicKey, type JsonWebKey as NodeJwk } from "node:crypto";
 import { z } from "zod";
+import { RSA_MAX_BITS, RSA_MIN_BITS, rsaPublicKeyFault, type RsaKeyFault } from "@/lib/keys/rsa-public-key";
 import { problem, type Problem } from "@/lib/problem";
 import { addProblem } from "./http";
 
@@ -11,10 +12,19 @@ const EC_ALGS: Record<string, string> = { "P-256": "ES256", "P-384": "ES384" };
 
 type CheckedKey = { jwk: Record<string, unknown>; alg: string };
 
+/** Why an RSA key is refused (lib/keys/rsa-public-key.ts); each message completes "The key ...". */
+const RSA_FAULTS: Record<RsaKeyFault, Problem> = {
+  short: problem("key_rsa_short", `an RSA key must be at least ${RSA_MIN_BITS} bits long`),
+  long: problem("key_rsa_long", `is too long: RSA keys longer than ${RSA_MAX_BITS} bits are not accepted`),
+  exponent: problem("key_rsa_exponent", "has an invalid RSA public exponent: it must be odd and between 2^16 and 2^256"),
+  modulus: problem("key_rsa_modulus", "has an RSA modulus that is not a valid modulus (it must be odd, with no prime factor below 1000, and not a perfect power)"),
+  encoding: problem("key_invalid", "must encode n and e in base64url without padding or leading zero octets"),
+};
+
 /**
- * Checks that a JWK is a usable public signing key: RSA of at least 2048 bits or EC on P-256 /
- * P-384, with no private members, and an `alg` that fits the key (derived when not declared:
- * RS256 for RSA, ES256/ES384 by curve). Returns the public members only, or why not (its
+ * Checks that a JWK is a usable public signing key: RSA of 2048 to 8192 bits with sound
+ * parameters (lib/keys/rsa-public-key.ts) or EC on P-256 / P-384, with no private members, and
+ * an `alg` that fits the key (derived when not declared: RS256 for RSA, ES256/ES384 by curve). Returns the public members only, or why not (its
  * message completes "The key ...").
  */
 export function checkPublicJwk(input: unknown): CheckedKey | Problem {
@@ -41,11 +51,13 @@ export function checkPublicJwk(input: unknown): CheckedKey | Problem {
     return problem("key_kty", "kty must be RSA or EC");
   }
   try {
-    const key = createPublicKey({ key: pub as NodeJwk, format: "jwk" });
-    const bits = key.asymmetricKeyDetails?.modulusLength;
-    if (jwk.kty === "RSA" && (!bits || bits < 2048)) return problem("key_rsa_short", "an RSA key must be at least 2048 bits long");
+    createPublicKey({ key: pub as NodeJwk, format: "jwk" });
   } catch {
     return problem("key_invalid", "is not a valid key");
+  }
+  if (jwk.kty === "RSA") {
+    const fault = rsaPublicKeyFault(jwk.n, jwk.e, { canonical: true });
+    if (fault) return RSA_FAULTS[fault];
   }
   if (typeof jwk.kid === "string") pub.kid = jwk.kid;
   return { jwk: { ...pub, alg, use: "sig" }, alg };

@@ -54,7 +54,7 @@ export const textRoutes = [
     method: "PUT",
     path: "/texts/{locale}",
     operationId: "setLoginTexts",
-    summary: "Override texts of a locale, or reset them to the default with null. An override may use only the {arguments} of its default.",
+    summary: "Override texts of a locale, or reset them to the default with null. An override must be a valid ICU message that uses only the {arguments} and <tags> of its default; write '{' to show a brace.",
     tag: "texts",
     body: TextsUpdate,
     success: { status: 200, description: "The texts now.", schema: TextList },
@@ -75,7 +75,7 @@ export const textRoutes = [
           changes[key] = null;
           continue;
         }
-        const problem = overrideProblem(def, value);
+        const problem = overrideProblem(locale, key, value);
         if (problem) problems.push({ path: `texts.${key}`, ...problem });
         else changes[key] = value;
       }

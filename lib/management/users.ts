@@ -34,11 +34,13 @@ import { codedPattern } from "@/lib/problem";
 import { conflict, invalid, invalidFields, notFound, parseWith, type FieldError } from "./http";
 import { checkPublicJwk } from "./public-keys";
 import { named, route, type Ctx } from "./route";
+import { shownText } from "@/lib/text/shown-text";
 
 // ---- schemas ----
 
 const text = (max = 200) => z.string().trim().max(max);
-const locale = z.string().regex(codedPattern(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, "language_tag"), "Must be a language tag such as en or de-CH.");
+// At most 35 characters: what RFC 5646 4.4.1 asks every implementation to keep (found by a probe: 902).
+const locale = z.string().max(35).regex(codedPattern(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, "language_tag"), "Must be a language tag such as en or de-CH.");
 const phone = z
   .string()
   .regex(codedPattern(/^\+?[0-9][0-9 ()./-]{2,30}$/, "phone"), "Must be a phone number, preferably in E.164 form (+41791234567).");
@@ -70,7 +72,7 @@ const humanFields = {
   emailVerified: z.boolean(),
   givenName: personName.nullable(),
   familyName: personName.nullable(),
-  nickname: text().nullable(),
+  nickname: shownText(200).nullable(),
   locale: locale.nullable(),
   phone: phone.nullable(),
   phoneVerified: z.boolean(),
@@ -83,7 +85,7 @@ const humanFields = {
 };
 const machineFields = {
   username,
-  name: text().min(1),
+  name: shownText(200).min(1),
   description: text(1000).nullable(),
   roles,
   locked: z.boolean(),

@@ -76,7 +76,9 @@ export function parseClaimsParameter(value: string, opts: { issuesAccessToken: b
   let acrValues: string[] | null = null;
   if (acr?.essential && (acr.value !== undefined || acr.values !== undefined)) {
     const listed = [...(acr.value !== undefined ? [acr.value] : []), ...(acr.values ?? [])];
-    acrValues = listed.filter((v): v is string => typeof v === "string" && ACR_VALUES.includes(v));
+    // Authentication context class references are strings (OIDC Core 2); another value is a malformed request, not an unmet one.
+    if (listed.some((v) => typeof v !== "string")) throw new InvalidRequest("The claims parameter's acr value and values must be strings.");
+    acrValues = listed.filter((v): v is string => ACR_VALUES.includes(v as string));
     if (!acrValues.length) throw new UnmetAuthenticationRequirements("The requested authentication context class (acr) cannot be met.");
   }
   return { idToken: known(id_token), userinfo: known(userinfo), subjects: subjectsOf([id_token?.sub, userinfo?.sub]), acr: acrValues };

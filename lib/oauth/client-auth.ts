@@ -1,6 +1,7 @@
 import { dateOf, secondsOf } from "@/lib/clock";
 import { hasNul } from "@/lib/http/text-input";
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from "jose";
+import { usableVerificationJwk } from "@/lib/keys/rsa-public-key";
 import type { Caches } from "@/lib/store/caches";
 import { matchesSha256 } from "@/lib/crypto";
 import { CLIENT_AUTH_METHODS, type ClientAuthMethod } from "@/lib/protocol/vocabulary";
@@ -185,9 +186,12 @@ function keySetOf(caches: Caches, holder: KeyHolder, cacheKey: string): JWTVerif
   const version = holder.updatedAt.getTime();
   const hit = map.get(cacheKey);
   if (hit && hit.version === version) return hit.keys;
+  // A degenerate RSA key (stored before registration refused it) is left out, as if not registered.
+  const usable = holder.jwks.keys.filter(usableVerificationJwk);
+  if (!usable.length) return undefined;
   let keys: JWTVerifyGetKey;
   try {
-    keys = createLocalJWKSet(holder.jwks);
+    keys = createLocalJWKSet({ keys: usable });
   } catch {
     return undefined;
   }

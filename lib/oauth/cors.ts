@@ -54,7 +54,7 @@ type ScopedHandler = (engine: Engine, request: HttpRequest, cors: CorsScope) => 
 export function corsEndpoint(methods: readonly string[], handler: ScopedHandler) {
   return async (engine: Engine, request: HttpRequest): Promise<Response> => {
     const origin = request.headers.get("origin");
-    if (request.method === "OPTIONS") return preflight(origin, methods);
+    if (request.method === "OPTIONS") return answerPreflight(request, methods);
     const cors: CorsScope = {};
     const response = await backChannel((e: Engine, r: HttpRequest) => handler(e, r, cors))(engine, request);
     // The answer depends on Origin: caches must keep one per origin. (Through the record of a
@@ -71,8 +71,13 @@ export function corsEndpoint(methods: readonly string[], handler: ScopedHandler)
 /** Headers a page may send to these endpoints. */
 const ALLOWED_HEADERS = ["authorization", "content-type", "accept", "accept-language"];
 
-function preflight(origin: string | null, methods: readonly string[]): Response {
-  // Not a CORS preflight (no Origin): OPTIONS answers with what the endpoint allows.
+/**
+ * An OPTIONS request: a CORS preflight for `methods` from any origin, as above, or (without
+ * `Origin`) just what the endpoint allows. The key set and discovery, readable by every origin,
+ * answer theirs here too: a page that adds a header to its GET asks first.
+ */
+export function answerPreflight(request: HttpRequest, methods: readonly string[]): Response {
+  const origin = request.headers.get("origin");
   if (!origin) return new Response(null, { status: 204, headers: { Allow: [...methods, "OPTIONS"].join(", ") } });
   return new Response(null, {
     status: 204,

@@ -2,6 +2,7 @@ import { backChannel, methodNotAllowed, textResponse } from "@/lib/http/response
 import type { Engine } from "@/lib/engine";
 import { discoveryDocument } from "./discovery";
 import type { HttpRequest } from "@/lib/http/request";
+import { answerPreflight } from "./cors";
 
 /**
  * GET /.well-known/openid-configuration. The document depends on the issuer, the enabled features
@@ -9,7 +10,8 @@ import type { HttpRequest } from "@/lib/http/request";
  * cache until an API changes.
  */
 export const handleDiscovery = backChannel(async (inst: Engine, request: HttpRequest) => {
-  if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET", "HEAD"]);
+  if (request.method === "OPTIONS") return answerPreflight(request, ["GET", "HEAD"]);
+  if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET", "HEAD", "OPTIONS"]);
   const { features } = await inst.store.settings.get();
   // Dropped whenever an API changes (lib/store/caches.ts), since it lists the APIs' scopes.
   const body = await inst.caches.discovery.get(JSON.stringify(features), async () => {

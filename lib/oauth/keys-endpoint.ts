@@ -2,6 +2,7 @@ import { clientAddress } from "@/lib/http/client-address";
 import { backChannel, json, methodNotAllowed, textResponse } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import type { HttpRequest } from "@/lib/http/request";
+import { answerPreflight } from "./cors";
 
 /**
  * GET /oauth/v2/keys: the public signing keys. Cacheable with an ETag; rate limited per client
@@ -9,7 +10,8 @@ import type { HttpRequest } from "@/lib/http/request";
  * batches (lib/http/token-throttle.ts), so that answering from memory needs no write per request.
  */
 export const handleKeys = backChannel(async (inst: Engine, request: HttpRequest) => {
-  if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET", "HEAD"]);
+  if (request.method === "OPTIONS") return answerPreflight(request, ["GET", "HEAD"]);
+  if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET", "HEAD", "OPTIONS"]);
   const settings = await inst.store.settings.get();
   const limit = inst.jwksThrottle.hit(inst.store.rateLimits, clientAddress(request), settings.rateLimits.jwksPerMinute);
   if (!limit.allowed) {

@@ -9,7 +9,7 @@ import { BodyTooLarge, MAX_BODY_BYTES } from "@/lib/http/body";
 import { readBody, RequestAborted, sendWebResponse, toHttpRequest } from "./node-adapter";
 import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIMITS, type ServerLimits } from "./limits";
 import { replayedRequest, screenActionBody } from "./form-screen";
-import { isActionBody, refusalBody, screenDeclaredLength, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
+import { isActionBody, refusalBody, screenDeclaredLength, screenPageMethod, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
 import { fastHandlerFor } from "./routes";
 
@@ -82,7 +82,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
     const pathname = req.url.split("?")[0]!;
     const handler = fastHandlerFor(pathname);
     // Server actions exist only on pages, which Next serves.
-    const early = screenDeclaredLength(req.headers, MAX_BODY_BYTES) ?? (handler ? null : (screenServerActionOrigin(req.method!, req.headers) ?? screenPage?.(req.headers) ?? null));
+    const early = screenDeclaredLength(req.headers, MAX_BODY_BYTES) ?? (handler ? null : (screenPageMethod(req.method!) ?? screenServerActionOrigin(req.method!, req.headers) ?? screenPage?.(req.headers) ?? null));
     if (early) { refuse(req, res, early); return; }
     try {
       if (handler) {

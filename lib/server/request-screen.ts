@@ -60,6 +60,22 @@ export function screenRequestLine(method: string | undefined, target: string | u
   return { url };
 }
 
+/** What a page (anything Next serves) answers: it is read, and its forms and actions post. */
+const PAGE_METHODS = ["GET", "HEAD", "POST"];
+const PAGE_ALLOW = [...PAGE_METHODS, "OPTIONS"].join(", ");
+
+/**
+ * The methods of a request Next would serve. Next renders a page for PUT, PATCH or DELETE as for
+ * GET, and answers OPTIONS with a 400: refused with 405 and answered with 204 here, `Allow`
+ * naming what a page serves (the methods of the API routes are served before Next, by their own
+ * handlers).
+ */
+export function screenPageMethod(method: string): Refusal | null {
+  if (PAGE_METHODS.includes(method)) return null;
+  if (method === "OPTIONS") return { status: 204, message: "", headers: { Allow: PAGE_ALLOW } };
+  return { status: 405, message: `The method ${method} is not allowed here.`, headers: { Allow: PAGE_ALLOW } };
+}
+
 /** A declared body larger than the server reads is refused before a byte of it is read. */
 export function screenDeclaredLength(headers: IncomingHttpHeaders, limit: number): Refusal | null {
   const declared = headers["content-length"];

@@ -41,25 +41,33 @@ export const FAST_ROUTES: Record<string, WebHandler> = {
  * with redirects (or their own small pages, each with its own CSP), never with a Next page, so
  * Next's request pipeline would only add its cost to every sign-in (the code flow of `npm run
  * bench`). Their App Router routes still serve them under `next dev`. A method the route does
- * not export is refused as Next refuses it (405 with `Allow`); HEAD is answered as GET is.
+ * not export is refused as Next refuses it (405 with `Allow`); HEAD is answered as GET is, except
+ * where a GET changes something (end_session).
  */
-export const BROWSER_ROUTES: Record<string, { methods: readonly string[]; handler: WebHandler }> = {
+export const BROWSER_ROUTES: Record<string, { methods: readonly string[]; handler: WebHandler; headAsGet?: false }> = {
   [PATHS.authorize]: { methods: ["GET", "POST"], handler: handleAuthorize },
   [`${PATHS.authorize}/callback`]: { methods: ["GET"], handler: handleAuthorizeCallback },
-  [PATHS.endSession]: { methods: ["GET", "POST"], handler: handleEndSession },
+  // A GET with a valid id_token_hint signs the browser out: a HEAD (a link checker's, say) must
+  // not, so HEAD is refused here, as the handler itself refuses it under `next dev`.
+  [PATHS.endSession]: { methods: ["GET", "POST"], handler: handleEndSession, headAsGet: false },
 };
 
-function withMethods(methods: readonly string[], handler: WebHandler): WebHandler {
-  const allowed = [...methods, ...(methods.includes("GET") ? ["HEAD"] : []), "OPTIONS"];
+/**
+ * Serves `methods` (and HEAD as GET, unless told not to), answers OPTIONS with them, and refuses
+ * any other method with 405; `Allow` always names exactly what is served.
+ */
+function withMethods(methods: readonly string[], handler: WebHandler, headAsGet = true): WebHandler {
+  const head = headAsGet && methods.includes("GET");
+  const allowed = [...methods, ...(head ? ["HEAD"] : []), "OPTIONS"];
   return (engine, request) => {
-    if (methods.includes(request.method) || (request.method === "HEAD" && methods.includes("GET"))) return handler(engine, request);
+    if (methods.includes(request.method) || (request.method === "HEAD" && head)) return handler(engine, request);
     if (request.method === "OPTIONS") return Promise.resolve(new Response(null, { status: 204, headers: { Allow: allowed.join(", ") } }));
     return Promise.resolve(methodNotAllowed(allowed));
   };
 }
 
 const BROWSER_HANDLERS: Record<string, WebHandler> = Object.fromEntries(
-  Object.entries(BROWSER_ROUTES).map(([path, r]) => [path, withMethods(r.methods, r.handler)]),
+  Object.entries(BROWSER_ROUTES).map(([path, r]) => [path, withMethods(r.methods, r.handler, r.headAsGet)]),
 );
 
 /** Prefix-mounted handlers (the management API). */

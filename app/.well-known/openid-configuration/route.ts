@@ -5,3 +5,4 @@ import { handleDiscovery } from "@torii/core/oauth/discovery-endpoint";
 export const dynamic = "force-dynamic";
 export const GET = withEngine(handleDiscovery);
 export const HEAD = withEngine(handleDiscovery);
+export const OPTIONS = withEngine(handleDiscovery);

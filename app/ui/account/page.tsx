@@ -10,6 +10,7 @@ import { RECOVERY_CODES_COOKIE, recoveryCodesFromCookie } from "@torii/core/acco
 import { userAgentCookieName } from "@torii/core/session/user-agent";
 import { getSettings } from "@torii/core/store/settings";
 import { LOCALES } from "@torii/core/i18n/locales";
+import { knownPolicyViolations } from "@torii/core/passwords";
 import { BrandMark } from "@/app/ui/components/brand-mark";
 import { PasskeyForm } from "@/app/ui/components/passkey-form";
 import "./account.css";
@@ -44,7 +45,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
   const done = one(sp.done);
   const error = one(sp.error);
   const section = one(sp.section);
-  const violations = (one(sp.violations) ?? "").split(",").filter(Boolean);
+  const violations = knownPolicyViolations((one(sp.violations) ?? "").split(","));
   const user = o.user;
   const csrf = <input type="hidden" name="csrf" value={access.csrf} />;
   const action = (name: string) => `${ACCOUNT_PATH}/submit/${name}`;
@@ -59,7 +60,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
         {violations.length ? (
           <ul>
             {violations.map((v) => (
-              <li key={v}>{hasMessage(tp, v) ? tp(v as "minLength", { min: settings.passwordPolicy.minLength }) : v}</li>
+              <li key={v}>{tp(v, { min: settings.passwordPolicy.minLength })}</li>
             ))}
           </ul>
         ) : null}

@@ -1,4 +1,5 @@
 import type { getTranslations } from "next-intl/server";
+import { knownPolicyViolations } from "@torii/core/passwords";
 
 type LoginT = Awaited<ReturnType<typeof getTranslations<"login">>>;
 
@@ -8,7 +9,9 @@ type LoginT = Awaited<ReturnType<typeof getTranslations<"login">>>;
  * (lib/passwords.ts `PolicyViolation`), as the form handler passed them on.
  */
 export function passwordPolicyMessage(t: LoginT, violations: readonly string[], minLength: number): string {
-  return `${t("errors.passwordPolicy")} ${violations.map((v) => t(`policy.${v}` as "policy.minLength", { min: minLength })).join(", ")}.`;
+  const known = knownPolicyViolations(violations);
+  if (!known.length) return t("errors.passwordPolicy");
+  return `${t("errors.passwordPolicy")} ${known.map((v) => t(`policy.${v}`, { min: minLength })).join(", ")}.`;
 }
 
 /**

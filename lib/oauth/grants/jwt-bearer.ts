@@ -1,6 +1,7 @@
 import { dateOf, secondsOf } from "@/lib/clock";
 import { hasNul } from "@/lib/http/text-input";
 import { decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from "jose";
+import { usableVerificationJwk } from "@/lib/keys/rsa-public-key";
 import type { Caches } from "@/lib/store/caches";
 import type { Client } from "@/lib/store/clients";
 import type { MachineKey } from "@/lib/store/users";
@@ -84,21 +85,29 @@ function selfClient(g: GrantRequest, userId: string): Client {
   };
 }
 
-/** A machine key's public key, parsed once (a key id's material never changes; deletion is checked per request). */
+/**
+ * A machine key's public key, parsed once (a key id's material never changes; deletion is checked
+ * per request). A degenerate RSA key (stored before registration refused it) is not used.
+ */
 function parsedKey(caches: Caches, k: MachineKey): Promise<CryptoKey | Uint8Array> {
-  return caches.parsedKeys.get(`machine:${k.id}`, () => importJWK(k.publicJwk as JWK, k.alg));
+  return caches.parsedKeys.get(`machine:${k.id}`, () => {
+    if (!usableVerificationJwk(k.publicJwk)) return Promise.reject(new Error("degenerate RSA key"));
+    return importJWK(k.publicJwk as JWK, k.alg);
+  });
 }
 
 async function verifyAssertion(g: GrantRequest, assertion: string) {
-  let kid: string | undefined;
-  let alg: string | undefined;
+  // The header is not verified yet: its members are whatever JSON the sender wrote, not
+  // necessarily the strings jose's type names them.
+  let kid: unknown;
+  let alg: unknown;
   try {
     ({ kid, alg } = decodeProtectedHeader(assertion));
   } catch {
     throw new InvalidGrant("The assertion is not a JWT.");
   }
-  if (!alg || !ASSERTION_ALGS.includes(alg)) throw new InvalidGrant("The assertion's algorithm is not accepted.");
-  if (!kid) throw new InvalidGrant("The assertion has no kid naming the machine key.");
+  if (typeof alg !== "string" || !ASSERTION_ALGS.includes(alg)) throw new InvalidGrant("The assertion's algorithm is not accepted.");
+  if (typeof kid !== "string" || !kid) throw new InvalidGrant("The assertion has no kid naming the machine key.");
   if (hasNul(kid)) throw new InvalidRequest("The assertion's kid contains a NUL character.");
   const key = await g.store.users.getMachineKey(kid);
   if (!key) throw new InvalidGrant("The assertion's key is unknown.");

@@ -1,6 +1,6 @@
 import { dateOf, secondsOf } from "@/lib/clock";
 import { CLIENT_AUTH_METHODS, TOKEN_TYPE } from "@/lib/protocol/vocabulary";
-import { jwtVerify } from "jose";
+import { jwtVerify, type JWTPayload } from "jose";
 import type { Client } from "@/lib/store/clients";
 import type { User } from "@/lib/store/users";
 import { resolveAccessToken } from "../access-token";
@@ -37,11 +37,27 @@ type Party = {
   /** An `act` claim the token already had (delegation chains nest). */
   act: Record<string, unknown> | null;
   sessionId: string | null;
+  /** When the token expires (seconds since the epoch); null for a bare user id, which never does. */
+  exp: number | null;
   /** A client-signed jwt's `jti`, recorded as used inside the grant's transaction. */
   jtiOnce?: { issuer: string; jti: string; until: Date; param: string };
 };
 
 const asList = (aud: unknown): string[] => (Array.isArray(aud) ? aud.map(String) : typeof aud === "string" ? [aud] : []);
+
+/**
+ * RFC 7519 4.1: what the registered claims of a client-signed jwt must be when present. jose
+ * checks `exp`/`nbf`/`iat` (numbers) and `iss` (the expected issuer) but not `aud` or `sub`
+ * without an expected value, and `aud` is optional here. Null when all are well-formed.
+ */
+function claimTypeProblem(p: JWTPayload): string | null {
+  for (const c of ["iss", "sub", "jti"] as const) if (p[c] !== undefined && typeof p[c] !== "string") return `claim ${c} is not a string`;
+  if (p.aud !== undefined && typeof p.aud !== "string" && !(Array.isArray(p.aud) && p.aud.every((a) => typeof a === "string"))) {
+    return "claim aud is not a string or an array of strings";
+  }
+  for (const c of ["exp", "nbf", "iat"] as const) if (p[c] !== undefined && !Number.isFinite(p[c])) return `claim ${c} is not a number`;
+  return null;
+}
 
 /**
  * RFC 8693, enabled by the `tokenExchange` feature. Changes scope (narrower), audience (a subset
@@ -101,6 +117,9 @@ export const tokenExchangeGrant: Grant = {
     } else if (target) {
       audience = [];
     } else {
+      // Without audience or resource the new token keeps the subject token's audience (RFC 8693
+      // 2.1 leaves it to the server), though issued to this client: acceptable only because it
+      // never outlives the subject token (the lifetime cap in the transaction below).
       audience = subject.audience.length ? subject.audience : actor?.audience.length ? actor.audience : [client.id];
     }
     if (target) audience = [target.api.identifier, ...audience.filter((a) => a !== target.api.identifier)];
@@ -110,6 +129,16 @@ export const tokenExchangeGrant: Grant = {
     // The subject jwt's jti, the grant, its tokens and the audit event: one transaction.
     return grantTransaction(g, async (env) => {
       const tx = env.repos;
+      // A token issued by exchange never outlives the subject token nor the actor token (a bare
+      // user id has no expiry, and always comes with an actor token): otherwise exchanging a
+      // short-lived token, and then the result again, would keep the access alive indefinitely.
+      // `expires_in` says the capped lifetime.
+      const now = secondsOf(tx.clock);
+      for (const [party, param] of [[subject, "subject_token"], [actor, "actor_token"]] as const) {
+        if (party?.exp != null && party.exp <= now) throw new InvalidRequest(`The ${param} is invalid, expired or revoked.`);
+      }
+      const notAfter = Math.min(subject.exp ?? Infinity, actor?.exp ?? Infinity);
+      const capped = (lifetime: number) => Math.min(lifetime, notAfter - now);
       for (const once of [subject.jtiOnce, actor?.jtiOnce]) {
         if (once && !(await tx.replay.consumeOnce(once.issuer, once.jti, once.until))) throw new InvalidRequest(`The ${once.param} was already used (jti).`);
       }
@@ -134,19 +163,22 @@ export const tokenExchangeGrant: Grant = {
         grantId,
         sessionId: subject.sessionId,
         actor: act,
+        now,
       };
+      // The ID tokens below (requested, or along with an access token) are capped the same way.
+      const idTokenClient = { ...client, idTokenLifetime: capped(client.idTokenLifetime) };
 
       let body: TokenResponse;
       if (requested === TOKEN_TYPE.idToken) {
         body = {
-          access_token: await issueIdToken({ ...ctx, withAccessToken: false }),
+          access_token: await issueIdToken({ ...ctx, client: idTokenClient, withAccessToken: false }),
           issued_token_type: TOKEN_TYPE.idToken,
           token_type: "N_A",
-          expires_in: client.idTokenLifetime,
+          expires_in: idTokenClient.idTokenLifetime,
           scope: scopeString(scopes),
         };
       } else {
-        const forApi = target ? { lifetime: target.api.accessTokenLifetime, roles: roles ?? [] } : {};
+        const forApi = target ? { lifetime: capped(target.api.accessTokenLifetime), roles: roles ?? [] } : { lifetime: capped(client.accessTokenLifetime) };
         const at = await issueAccessToken({ ...ctx, ...forApi, format: requested === TOKEN_TYPE.jwt ? "jwt" : "opaque" });
         body = {
           access_token: at.token,
@@ -156,8 +188,14 @@ export const tokenExchangeGrant: Grant = {
           scope: scopeString(scopes),
         };
         if (scopes.includes("openid") && subject.user) {
-          body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
+          body.id_token = await issueIdToken({ ...ctx, client: idTokenClient, accessToken: at.token, withAccessToken: true });
         }
+        // Not capped: a refresh token goes out only for offline_access the subject token carries
+        // (narrowScopes), i.e. offline access its user granted, and its family keeps the `act`
+        // and audience on every refresh (refresh-token.ts). Capping its expiry here would not
+        // hold anyway: the refresh grant's rotation gives each successor the client's refresh
+        // lifetime and does not read the family's or the grant's expiry. It ends when its
+        // family or grant is revoked, or the user locked.
         if (wantsRefreshToken(client, scopes)) body.refresh_token = (await issueRefreshToken(ctx)).token;
       }
       await tx.audit.record(g.audit, {
@@ -184,14 +222,22 @@ async function resolve(g: GrantRequest, client: Client, token: string, type: str
       // The same question introspection and userinfo ask, answered the same way.
       const a = await resolveAccessToken(g, token, g.store.clock.now());
       if (!a) throw invalid();
-      return { sub: a.sub, user: a.user, audience: a.audience, scopes: a.scopes, act: a.actor, sessionId: a.sessionId };
+      return { sub: a.sub, user: a.user, audience: a.audience, scopes: a.scopes, act: a.actor, sessionId: a.sessionId, exp: a.exp };
     }
     case TOKEN_TYPE.idToken: {
       const c = await verifyOwnJwt(g, token, "JWT");
       if (!c || typeof c.azp !== "string") throw invalid();
       const user = await userOrNull(c.sub!);
       if (!user) throw invalid();
-      return { sub: user.id, user, audience: asList(c.aud), scopes: null, act: (c.act as Record<string, unknown> | undefined) ?? null, sessionId: typeof c.sid === "string" ? c.sid : null };
+      return {
+        sub: user.id,
+        user,
+        audience: asList(c.aud),
+        scopes: null,
+        act: (c.act as Record<string, unknown> | undefined) ?? null,
+        sessionId: typeof c.sid === "string" ? c.sid : null,
+        exp: c.exp!,
+      };
     }
     case TOKEN_TYPE.jwt: {
       // Signed by the requesting client with one of its registered keys; names the user to act for.
@@ -209,6 +255,8 @@ async function resolve(g: GrantRequest, client: Client, token: string, type: str
       } catch (err) {
         throw new InvalidRequest(`The ${param} is invalid: ${describeJoseError(err)}.`);
       }
+      const problem = claimTypeProblem(payload);
+      if (problem) throw new InvalidRequest(`The ${param} is invalid: ${problem}.`);
       // Like a client assertion: short-lived and used once, so that a leaked one cannot be replayed.
       if (payload.exp! > secondsOf(g.store.clock) + MAX_SUBJECT_JWT_SECONDS + CLOCK_SKEW_SECONDS) {
         throw new InvalidRequest(`The ${param} expires too far ahead (at most ${MAX_SUBJECT_JWT_SECONDS} s).`);
@@ -221,12 +269,12 @@ async function resolve(g: GrantRequest, client: Client, token: string, type: str
       const user = await userOrNull(payload.sub!);
       if (!user) throw invalid();
       const jtiOnce = { issuer: `client:${client.id}`, jti: payload.jti, until: new Date((payload.exp! + CLOCK_SKEW_SECONDS) * 1000), param };
-      return { sub: user.id, user, audience: [], scopes: null, act: null, sessionId: null, jtiOnce };
+      return { sub: user.id, user, audience: [], scopes: null, act: null, sessionId: null, exp: payload.exp!, jtiOnce };
     }
     case TOKEN_TYPE.userId: {
       const user = await userOrNull(token);
       if (!user) throw new InvalidRequest(`The ${param} names no known user.`);
-      return { sub: user.id, user, audience: [], scopes: null, act: null, sessionId: null };
+      return { sub: user.id, user, audience: [], scopes: null, act: null, sessionId: null, exp: null };
     }
     default:
       throw new InvalidRequest(`${param}_type ${type} is not supported.`);

@@ -5,3 +5,4 @@ import { handleKeys } from "@torii/core/oauth/keys-endpoint";
 export const dynamic = "force-dynamic";
 export const GET = withEngine(handleKeys);
 export const HEAD = withEngine(handleKeys);
+export const OPTIONS = withEngine(handleKeys);
