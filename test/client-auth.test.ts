@@ -19,14 +19,14 @@ const ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 async function assertion(
   clientId: string,
-  o: { aud?: string; exp?: number | null; iat?: number | null; jti?: string | null; iss?: string; alg?: string; key?: CryptoKey | Uint8Array } = {},
+  o: { aud?: string | unknown[]; exp?: number | null; iat?: number | null; jti?: string | null; iss?: string; alg?: string; key?: CryptoKey | Uint8Array } = {},
 ) {
   const now = Math.floor(Date.now() / 1000);
-  const jwt = new SignJWT({})
+  // `aud` in the payload, not through setAudience (which refuses a list holding other than strings).
+  const jwt = new SignJWT({ aud: o.aud ?? t.issuer })
     .setProtectedHeader({ alg: o.alg ?? "RS256", kid: "k1" })
     .setIssuer(o.iss ?? clientId)
-    .setSubject(clientId)
-    .setAudience(o.aud ?? t.issuer);
+    .setSubject(clientId);
   if (o.iat !== null) jwt.setIssuedAt(o.iat ?? now);
   if (o.exp !== null) jwt.setExpirationTime(o.exp ?? now + 60);
   if (o.jti !== null) jwt.setJti(o.jti ?? randomToken(12));
@@ -170,6 +170,8 @@ describe("private_key_jwt", () => {
       await assertion(client.id, { alg: "HS256", key: new TextEncoder().encode("k".repeat(32)) }),
       await assertion(client.id, { key: other.privateKey }),
       await assertion(client.id, { aud: "https://elsewhere.example" }),
+      // RFC 7519 4.1.3: a list of strings; jose only checks that it holds the issuer.
+      await assertion(client.id, { aud: [t.issuer, 5] }),
       await assertion(client.id, { iss: "someone-else" }),
       await assertion(client.id, { exp: now - 120 }),
       // RFC 7523 3: exp required; valid at most an hour (exp - iat, else exp - now); jti required here.

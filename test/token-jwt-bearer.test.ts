@@ -24,15 +24,15 @@ function unsignedWithHeader(header: Record<string, unknown>): string {
   return `${part(header)}.${part({ iss: "1", sub: "1", aud: "x", exp: 9_999_999_999 })}.AAAA`;
 }
 
-async function assertion(o: { sub?: string; iss?: string; aud?: string; exp?: number | null; iat?: number | null; jti?: string | null; kid?: string; alg?: string; key?: CryptoKey | Uint8Array } = {}) {
+async function assertion(o: { sub?: string; iss?: string; aud?: string | unknown[]; exp?: number | null; iat?: number | null; jti?: string | null; kid?: string; alg?: string; key?: CryptoKey | Uint8Array } = {}) {
   const now = Math.floor(Date.now() / 1000);
-  const payload: Record<string, unknown> = {};
+  // `aud` in the payload, not through setAudience (which refuses a list holding other than strings).
+  const payload: Record<string, unknown> = { aud: o.aud ?? t.issuer };
   if (o.jti !== null) payload.jti = o.jti ?? randomToken(12);
   const jwt = new SignJWT(payload)
     .setProtectedHeader({ alg: o.alg ?? "RS256", kid: o.kid ?? kid })
     .setIssuer(o.iss ?? machine.id)
-    .setSubject(o.sub ?? machine.id)
-    .setAudience(o.aud ?? t.issuer);
+    .setSubject(o.sub ?? machine.id);
   if (o.exp !== null) jwt.setExpirationTime(o.exp ?? now + 300);
   if (o.iat !== null) jwt.setIssuedAt(o.iat ?? now);
   return jwt.sign(o.key ?? keys.privateKey);
@@ -120,6 +120,8 @@ describe("jwt-bearer grant (RFC 7523)", () => {
       ["no exp", await assertion({ exp: null })],
       ["empty jti", await assertion({ jti: "" })],
       ["wrong audience", await assertion({ aud: "https://other.example" })],
+      ["audience list with a number (RFC 7519 4.1.3)", await assertion({ aud: [t.issuer, 5] })],
+      ["audience list with an object", await assertion({ aud: [t.issuer, {}] })],
       ["sub is another user", await assertion({ sub: human.id })],
       ["iss is another user", await assertion({ iss: human.id })],
       ["unknown kid", await assertion({ kid: "000" })],

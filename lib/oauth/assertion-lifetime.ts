@@ -1,5 +1,5 @@
 /**
- * Time rules for the JWTs clients and machine users sign: JWT bearer grant assertions (RFC 7523
+ * Rules for the JWTs clients and machine users sign, beyond their signature: JWT bearer grant assertions (RFC 7523
  * 2.1) and `private_key_jwt` client assertions (RFC 7523 2.2). RFC 7523 3 requires `exp` and
  * leaves the acceptable lifetime to the server; Torii accepts at most one hour.
  */
@@ -34,4 +34,19 @@ export function assertionTimeProblem(payload: { exp?: number; iat?: number }, no
 /** Until when a used `jti` must be remembered: as long as the assertion would still be accepted. */
 export function jtiMemoryUntil(exp: number): Date {
   return new Date((exp + CLOCK_SKEW_SECONDS) * 1000);
+}
+
+/**
+ * RFC 7519 4.1: what the registered claims of a JWT someone else signed must be when present.
+ * jose checks `exp`/`nbf`/`iat` and the claims it is given an expected value for, but an `aud`
+ * array passes when it holds the expected value, whatever else it holds (`[issuer, 5]`), and a
+ * claim without an expected value is not looked at. Null when all are well-formed.
+ */
+export function claimTypeProblem(p: Record<string, unknown>): string | null {
+  for (const c of ["iss", "sub", "jti"]) if (p[c] !== undefined && typeof p[c] !== "string") return `claim ${c} is not a string`;
+  if (p.aud !== undefined && typeof p.aud !== "string" && !(Array.isArray(p.aud) && p.aud.every((a) => typeof a === "string"))) {
+    return "claim aud is not a string or an array of strings";
+  }
+  for (const c of ["exp", "nbf", "iat"]) if (p[c] !== undefined && !Number.isFinite(p[c])) return `claim ${c} is not a number`;
+  return null;
 }

@@ -7,7 +7,7 @@ import { matchesSha256 } from "@/lib/crypto";
 import { CLIENT_AUTH_METHODS, type ClientAuthMethod } from "@/lib/protocol/vocabulary";
 import type { Client } from "@/lib/store/clients";
 import type { Store } from "@/lib/store/repositories";
-import { assertionTimeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "./assertion-lifetime";
+import { assertionTimeProblem, claimTypeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "./assertion-lifetime";
 import { endpointUrl } from "./endpoints";
 import { InvalidClient, InvalidRequest } from "@/lib/protocol/errors";
 import type { Form } from "./form";
@@ -227,6 +227,8 @@ async function verifyAssertion(keys: JWTVerifyGetKey | undefined, id: string, as
   } catch (err) {
     throw new InvalidClient(`The client assertion is invalid: ${describeJoseError(err)}.`);
   }
+  const malformed = claimTypeProblem(payload);
+  if (malformed) throw new InvalidClient(`The client assertion is invalid: ${malformed}.`);
   const problem = assertionTimeProblem(payload, secondsOf(env.store.clock));
   if (problem) throw new InvalidClient(`The client assertion ${problem}.`);
   if (typeof payload.jti !== "string" || !payload.jti) throw new InvalidClient("The client assertion has no jti.");

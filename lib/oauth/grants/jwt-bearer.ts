@@ -5,7 +5,7 @@ import { usableVerificationJwk } from "@/lib/keys/rsa-public-key";
 import type { Caches } from "@/lib/store/caches";
 import type { Client } from "@/lib/store/clients";
 import type { MachineKey } from "@/lib/store/users";
-import { assertionTimeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "../assertion-lifetime";
+import { assertionTimeProblem, claimTypeProblem, CLOCK_SKEW_SECONDS, jtiMemoryUntil } from "../assertion-lifetime";
 import { ASSERTION_ALGS, describeJoseError } from "../client-auth";
 import { endpointUrl } from "../endpoints";
 import { InvalidGrant, InvalidRequest } from "@/lib/protocol/errors";
@@ -134,6 +134,8 @@ async function verifyAssertion(g: GrantRequest, assertion: string) {
     if (err instanceof InvalidGrant) throw err;
     throw new InvalidGrant(`The assertion is invalid: ${describeJoseError(err)}.`);
   }
+  const malformed = claimTypeProblem(payload);
+  if (malformed) throw new InvalidGrant(`The assertion is invalid: ${malformed}.`);
   const problem = assertionTimeProblem(payload, secondsOf(g.store.clock));
   if (problem) throw new InvalidGrant(`The assertion ${problem}.`);
   if (payload.jti !== undefined && (typeof payload.jti !== "string" || !payload.jti)) throw new InvalidGrant("The assertion's jti is empty.");

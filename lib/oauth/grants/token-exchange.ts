@@ -1,6 +1,6 @@
 import { dateOf, secondsOf } from "@/lib/clock";
 import { CLIENT_AUTH_METHODS, TOKEN_TYPE } from "@/lib/protocol/vocabulary";
-import { jwtVerify, type JWTPayload } from "jose";
+import { jwtVerify } from "jose";
 import type { Client } from "@/lib/store/clients";
 import type { User } from "@/lib/store/users";
 import { resolveAccessToken } from "../access-token";
@@ -14,6 +14,7 @@ import { accessTokenScopes, resolveTarget } from "../resources";
 import { issueAccessToken, issueIdToken, issueRefreshToken, verifyOwnJwt, wantsRefreshToken } from "../tokens";
 import { grantTransaction } from "./transaction";
 import type { Grant, GrantRequest, TokenResponse } from "./types";
+import { claimTypeProblem } from "../assertion-lifetime";
 
 /** RFC 8693 3 token type identifiers, and Torii's own for a bare user id (spec 2.2). */
 export { TOKEN_TYPE };
@@ -44,20 +45,6 @@ type Party = {
 };
 
 const asList = (aud: unknown): string[] => (Array.isArray(aud) ? aud.map(String) : typeof aud === "string" ? [aud] : []);
-
-/**
- * RFC 7519 4.1: what the registered claims of a client-signed jwt must be when present. jose
- * checks `exp`/`nbf`/`iat` (numbers) and `iss` (the expected issuer) but not `aud` or `sub`
- * without an expected value, and `aud` is optional here. Null when all are well-formed.
- */
-function claimTypeProblem(p: JWTPayload): string | null {
-  for (const c of ["iss", "sub", "jti"] as const) if (p[c] !== undefined && typeof p[c] !== "string") return `claim ${c} is not a string`;
-  if (p.aud !== undefined && typeof p.aud !== "string" && !(Array.isArray(p.aud) && p.aud.every((a) => typeof a === "string"))) {
-    return "claim aud is not a string or an array of strings";
-  }
-  for (const c of ["exp", "nbf", "iat"] as const) if (p[c] !== undefined && !Number.isFinite(p[c])) return `claim ${c} is not a number`;
-  return null;
-}
 
 /**
  * RFC 8693, enabled by the `tokenExchange` feature. Changes scope (narrower), audience (a subset
