@@ -23,7 +23,7 @@ async function assertion(
 ) {
   const now = Math.floor(Date.now() / 1000);
   // `aud` in the payload, not through setAudience (which refuses a list holding other than strings).
-  const jwt = new SignJWT({ aud: o.aud ?? t.issuer })
+  const jwt = new SignJWT({ aud: (o.aud ?? t.issuer) as string })
     .setProtectedHeader({ alg: o.alg ?? "RS256", kid: "k1" })
     .setIssuer(o.iss ?? clientId)
     .setSubject(clientId);
