@@ -16,10 +16,9 @@ import { mutate, type Invalidation } from "@/lib/store/invalidation";
 import { endUserSession, getLiveSession, liveSessionsOfUser } from "@/lib/store/sessions";
 import { getSettings } from "@/lib/store/settings";
 import { getPasswordHash, setPassword, updateUser } from "@/lib/store/users";
-import { email as emailField, personName } from "@/lib/users/fields";
+import { email as emailField, personNameFault } from "@/lib/users/fields";
 import { LOCALES } from "@/lib/i18n/locales";
 import { RECENT_SIGN_IN_SECONDS } from "./app";
-import { isShowable } from "@/lib/text/shown-text";
 
 /**
  * What a person can change on their own account page. Each action takes the page's access (the
@@ -39,9 +38,9 @@ export async function updateProfile({ inst, access, actor, form }: Ctx): Promise
   const givenName = field(form, "givenName");
   const familyName = field(form, "familyName");
   const locale = field(form, "locale");
-  if (!personName.safeParse(givenName).success || !personName.safeParse(familyName).success) {
-    return { ok: false, error: isShowable(givenName) && isShowable(familyName) ? "nameTooLong" : "nameCharacters" };
-  }
+  const faults = [personNameFault(givenName), personNameFault(familyName)];
+  if (faults.includes("characters")) return { ok: false, error: "nameCharacters" };
+  if (faults.includes("tooLong")) return { ok: false, error: "nameTooLong" };
   if (locale && !(LOCALES as readonly string[]).includes(locale)) return { ok: false, error: "localeUnknown" };
   await inst.db.transaction(async (tx) => {
     await updateUser(tx, access.user.id, { givenName: givenName || null, familyName: familyName || null, locale: locale || null }, dateOf(inst.clock));

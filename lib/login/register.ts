@@ -3,8 +3,7 @@ import type { PasswordPolicy, RegistrationNames } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { checkPasswordPolicy, hashPassword, type PolicyViolation } from "@/lib/passwords";
 import { DuplicateUsername, insertUser, usersWithNameOrEmail, type User } from "@/lib/store/users";
-import { email, personName, registeredUsername } from "@/lib/users/fields";
-import { isShowable } from "@/lib/text/shown-text";
+import { email, personNameFault, registeredUsername } from "@/lib/users/fields";
 
 export type RegistrationInput = {
   username: string;
@@ -35,7 +34,9 @@ export function validateRegistration(input: RegistrationInput, policy: PasswordP
   for (const [field, required] of [["givenName", "givenNameRequired"], ["familyName", "familyNameRequired"]] as const) {
     if (names === "hidden") continue;
     if (names === "optional" && !input[field]) continue;
-    check(field, personName, required, isShowable(input[field].trim()) ? "tooLong" : "nameCharacters");
+    const fault = input[field] ? personNameFault(input[field]) : null;
+    if (!input[field]) errors.push({ field, key: required });
+    else if (fault) errors.push({ field, key: fault === "tooLong" ? "tooLong" : "nameCharacters" });
   }
   const violations = checkPasswordPolicy(input.password, policy);
   if (violations.length) errors.push({ field: "password", key: "passwordPolicy", violations });

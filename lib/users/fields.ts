@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { codedPattern } from "@/lib/problem";
-import { shownText } from "@/lib/text/shown-text";
+import { isShowable, shownText } from "@/lib/text/shown-text";
 
 /**
  * The rules for a user's fields, shared by the management API and self-registration so that a
@@ -64,6 +64,15 @@ export const email = z.email().max(320);
 
 /** Given and family names. */
 export const personName = shownText(200);
+
+/**
+ * Why a given or family name a person typed is refused, or null: what the sign-up page and the
+ * account page each tell them (too long, or holding characters a page cannot show).
+ */
+export function personNameFault(value: string): "tooLong" | "characters" | null {
+  if (personName.safeParse(value).success) return null;
+  return isShowable(value.trim()) ? "tooLong" : "characters";
+}
 
 /** Login name as introspection and the UI show it: username@primarydomain. */
 export function loginNameOf(user: { username: string }, primaryDomain: string): string {
