@@ -9,6 +9,7 @@ import { migrate } from "@/lib/db/migrate";
 import { activeSigningKey, publicJwks, publicKeySet, removeExpiredKeys, rotateSigningKey } from "@/lib/keys/signing-keys";
 import { createLogger, type Logger } from "@/lib/log";
 import { purgeExpiredRows } from "@/lib/store/sweep";
+import { vacuumMostDue } from "@/lib/db/pglite-vacuum";
 import { resolveMasterKey } from "@/lib/master-key";
 import { TokenThrottle } from "@/lib/http/token-throttle";
 import { drizzleStore } from "@/lib/store/drizzle-store";
@@ -131,7 +132,8 @@ async function rotationDue(db: Db, intervalSeconds: number, now: number): Promis
 }
 
 /**
- * Every minute (sooner for short intervals): rotate the signing key when due, sweep expired rows.
+ * Every minute (sooner for short intervals): rotate the signing key when due, sweep expired rows,
+ * and on PGlite, which has no autovacuum, vacuum the table that needs it most (pglite-vacuum.ts).
  * Returns what stops it: the timers, then the sweep in progress is waited for, so that the
  * database is never closed under it (the primary of IDP_WORKERS closes its engine right after the
  * first sweep began). A sweep never starts while the previous one runs.
@@ -147,6 +149,9 @@ function startMaintenance(engine: Engine): () => Promise<void> {
   const sweep = async () => {
     try {
       await purgeExpiredRows(engine.db, dateOf(engine.clock));
+      const started = performance.now();
+      const vacuumed = await vacuumMostDue(engine.database);
+      if (vacuumed) engine.log.debug({ ...vacuumed, ms: Math.round(performance.now() - started) }, "table vacuumed");
       const removed = await removeExpiredKeys(engine, dateOf(engine.clock));
       if (removed.length) engine.log.info({ removed }, "expired signing keys removed");
       if (await rotationDue(engine.db, interval, engine.clock.now())) {
