@@ -14,6 +14,7 @@ import * as schema from "@/db/schema";
 import { PgliteClient } from "./pglite-client";
 import { startPgliteThread } from "./pglite-thread";
 import { RoundTripCounter, roundTripCountingEnabled } from "./round-trips";
+import { WriteWatch } from "./write-watch";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** A transaction or the database: store functions accept either. */
@@ -43,6 +44,12 @@ export interface Database {
    * Drizzle would only take apart and put together again.
    */
   query(text: string, params: unknown[]): Promise<unknown[]>;
+  /**
+   * PGlite only, where this process is the database's only writer: a watch that tells whether
+   * a statement that may write one of `tables` has been sent since (write-watch.ts). On
+   * PostgreSQL other processes write too, so there is none.
+   */
+  watchWrites?(tables: readonly string[]): WriteWatch;
   close(): Promise<void>;
   /** Present only with IDP_DEBUG_DB_ROUND_TRIPS=1 (the benchmark's round-trip count). */
   roundTrips?: RoundTripCounter;
@@ -227,6 +234,11 @@ function openPglite(dir: string | undefined, counter?: RoundTripCounter): Databa
     query: async (text, params) => {
       counter?.count();
       return (await client.query(text, params)).rows;
+    },
+    watchWrites(tables) {
+      const watch = new WriteWatch(tables);
+      client.watches.push(watch);
+      return watch;
     },
     close: () => client.close(),
   };

@@ -2,6 +2,7 @@ import { Mutex, parse, protocol, TransactionAbortedError, types, type QueryOptio
 import { MAX_GROUP, preparedStatements, readChecked, type StatementHost, type Waiting } from "./pglite-statements";
 import type { PgliteThread } from "./pglite-thread";
 import type { Parser } from "./pglite-wire";
+import type { WriteWatch } from "./write-watch";
 
 type Serializer = (value: unknown) => string;
 
@@ -30,6 +31,8 @@ export class PgliteClient implements StatementHost {
   private readonly statements = preparedStatements(this);
   private readonly waiting: Waiting[] = [];
   private draining = false;
+  /** Shown every statement as it is sent (write-watch.ts). */
+  readonly watches: WriteWatch[] = [];
 
   constructor(private readonly thread: PgliteThread) {
     this.waitReady = thread.ready.then(() => this.readArrayTypes());
@@ -53,6 +56,7 @@ export class PgliteClient implements StatementHost {
   query<T>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<Results<T>> {
     // Torii never sends these: they would need PGlite's own, unprepared path.
     if (options?.blob || options?.paramTypes) return Promise.reject(new Error("blobs and caller-chosen parameter types are not supported"));
+    this.sending(text);
     return new Promise<Results<T>>((resolve, reject) => {
       this.waiting.push({ text, params, options, resolve: resolve as Waiting["resolve"], reject });
       if (!this.draining) {
@@ -84,6 +88,7 @@ export class PgliteClient implements StatementHost {
       const tx: Transaction = {
         query: async <R,>(text: string, params: unknown[] = [], options?: QueryOptions) => {
           open();
+          this.sending(text);
           return this.queryLock.runExclusive(() => this.statements.run<R>(text, params, options));
         },
         exec: async (text: string, options?: QueryOptions) => {
@@ -127,6 +132,7 @@ export class PgliteClient implements StatementHost {
 
   /** A simple-protocol exchange; the caller holds the transaction lock (or is inside one). */
   private simple(text: string, options?: QueryOptions): Promise<Results[]> {
+    this.sending(text);
     return this.queryLock.runExclusive(async () => {
       // PGlite's serializer hands out a buffer of its own each time: it can be moved to the thread.
       const answer = readChecked(await this.thread.exchange(protocol.serialize.query(text), true));
@@ -158,11 +164,17 @@ export class PgliteClient implements StatementHost {
 
   /** A statement of a group whose prepared form went stale, run alone (and prepared anew). */
   private async again(w: Waiting): Promise<void> {
+    // Sent again after statements that came later: a read among them must not pass for newer.
+    this.sending(w.text);
     try {
       w.resolve(await this.transactionLock.runExclusive(() => this.queryLock.runExclusive(() => this.statements.run(w.text, w.params, w.options))));
     } catch (err) {
       w.reject(err);
     }
+  }
+
+  private sending(text: string): void {
+    for (const w of this.watches) w.sent(text);
   }
 
   /** Readers and writers for the array of every type, as PGlite learns them when it opens. */

@@ -5,6 +5,7 @@ import type { ActiveKey } from "@/lib/store/signing-keys";
 import { MAX_AUTH_CODE_SECONDS, type Settings } from "@/lib/store/settings";
 import type { TokenWithGrant } from "@/lib/store/tokens";
 import type { Redemption } from "@/lib/store/codes";
+import type { RememberedBrowser } from "@/lib/store/remembered-browsers";
 import { TtlCache } from "@/lib/cache/ttl-cache";
 import type { Clock } from "@/lib/clock";
 
@@ -57,6 +58,12 @@ export class Caches {
    * code used (lib/store/codes.ts markCodeUsedWrite); `invalidateAll` leaves it alone too.
    */
   readonly codeRedemptions: TtlCache<Redemption>;
+  /**
+   * Browsers with their live sessions, by the SHA-256 of the cookie, on PGlite only: each is
+   * trusted only while no statement that may change it has been sent since its read
+   * (lib/store/remembered-browsers.ts), so it needs no invalidation by name.
+   */
+  readonly browsers: TtlCache<RememberedBrowser>;
   /** The discovery document by enabled features (the issuer is the engine's). */
   readonly discovery: TtlCache<string>;
   /**
@@ -80,6 +87,9 @@ export class Caches {
     // The longest code lifetime the settings allow; a code past its own is refused by the grant
     // and by the guard whatever is remembered.
     this.codeRedemptions = new TtlCache(clock, MAX_AUTH_CODE_SECONDS * 1000, 10_000);
+    // A minute bounds how long a browser nobody writes to stays in memory; 5,000 entries of a
+    // few kB each (sessions and whole users) bound the memory.
+    this.browsers = new TtlCache(clock, 60_000, 5_000);
     this.discovery = new TtlCache(clock, Number.POSITIVE_INFINITY, 16);
     this.parsedKeys = new TtlCache(clock, Number.POSITIVE_INFINITY);
   }

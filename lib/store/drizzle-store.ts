@@ -14,6 +14,7 @@ import { applyInvalidations, INVALIDATION_CHANNEL, mutate, type Invalidation } f
 import { hitRateLimit } from "./rate-limit";
 import type { Remembered, Repositories, Store } from "./repositories";
 import type { TtlCache } from "@/lib/cache/ttl-cache";
+import { BROWSER_TABLES, rememberedBrowsers } from "./remembered-browsers";
 import { browserWithSessions, createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession, touchSessionWrite } from "./sessions";
 import { getSettings } from "./settings";
 import {
@@ -184,8 +185,16 @@ function rememberedIn<T>(cache: TtlCache<T>): Remembered<T> {
   };
 }
 
+/** Where this process is the database's only writer, browsers are read through memory (remembered-browsers.ts). */
+function withRememberedBrowsers(repos: Repositories, scope: StoreScope): Repositories {
+  const watch = scope.database.watchWrites?.(BROWSER_TABLES);
+  if (!watch) return repos;
+  const find = rememberedBrowsers(repos.sessions.findBrowser, scope.caches.browsers, watch);
+  return { ...repos, sessions: { ...repos.sessions, findBrowser: (cookie, now) => find(cookie, now ?? dateOf(scope.clock)) } };
+}
+
 /** What the store needs of the engine: its database, caches and identity (for invalidations), and its keys. */
-export type StoreScope = { db: Db; caches: Caches; clock: Clock; id: string; database: Pick<Database, "kind" | "query">; keys: Store["keys"] };
+export type StoreScope = { db: Db; caches: Caches; clock: Clock; id: string; database: Pick<Database, "kind" | "query" | "watchWrites">; keys: Store["keys"] };
 
 /**
  * The engine's store on Drizzle: repositories on the database, cached reads through the engine's
@@ -199,7 +208,7 @@ export function drizzleStore(scope: StoreScope): Store {
     if (scope.database.kind === "pg") await notifyOnCommit(scope.db, INVALIDATION_CHANNEL, JSON.stringify({ from: scope.id, list: TOKENS_REVOKED }));
   };
   // The store's own repositories on the database, also the reads of every batched first try.
-  const direct = repositoriesOn(scope.db, scope.clock, revokedNow);
+  const direct = withRememberedBrowsers(repositoriesOn(scope.db, scope.clock, revokedNow), scope);
   return {
     ...direct,
     clients: { get: (id) => getClient(scope, id) },

@@ -1,0 +1,58 @@
+import { sha256 } from "@/lib/crypto";
+import type { TtlCache } from "@/lib/cache/ttl-cache";
+import type { WriteWatch } from "@/lib/db/write-watch";
+import type { SessionWithUser } from "./sessions";
+
+/** A browser as `browserWithSessions` reads it: its id and its live sessions, each with its user. */
+export type Browser = { id: string; sessions: SessionWithUser[] };
+
+/** A browser's read, with the write watch's version from before the read was sent. */
+export type RememberedBrowser = { version: number; browser: Browser | undefined };
+
+/**
+ * Every table the browser read depends on: its sessions, their users, the users' confirmed second
+ * factors and password dates, and the browser row. A user's deletion or lock, a sign-in or
+ * sign-out, a session's activity, a new factor: each writes one of these.
+ */
+export const BROWSER_TABLES = ["user_agents", "sessions", "users", "user_factors", "password_credentials"] as const;
+
+/**
+ * The authorization endpoint reads the browser of its cookie, with its live sessions and their
+ * users, on every request: on PGlite, the costliest statement of a code flow (a join whose every
+ * column is decoded). Where this process is the only writer (PGlite, `Database.watchWrites`), the
+ * read is remembered for as long as no statement that may write one of `BROWSER_TABLES` has been
+ * sent since it was: then the database would answer the same, but for time. Sessions that have
+ * expired since are left out here, as the read leaves them out. Unknown cookies are not kept, so
+ * that made-up ones cannot push real browsers out.
+ */
+export function rememberedBrowsers(
+  read: (cookie: string, now: Date) => Promise<Browser | undefined>,
+  cache: TtlCache<RememberedBrowser>,
+  watch: WriteWatch,
+): (cookie: string, now: Date) => Promise<Browser | undefined> {
+  const readNoting = async (cookie: string, now: Date): Promise<RememberedBrowser> => {
+    const version = watch.version();
+    return { version, browser: await read(cookie, now) };
+  };
+  return async (cookie, now) => {
+    const key = sha256(cookie);
+    let entry = await cache.get(key, () => readNoting(cookie, now));
+    if (entry.version !== watch.version()) {
+      // Something may have changed since that read was sent: read again.
+      cache.invalidate(key);
+      entry = await cache.get(key, () => readNoting(cookie, now));
+    }
+    if (!entry.browser) {
+      cache.invalidate(key);
+      return undefined;
+    }
+    return liveAt(entry.browser, now);
+  };
+}
+
+/** The browser with only the sessions still live at `now` (ended ones are never read). */
+function liveAt(browser: Browser, now: Date): Browser {
+  const t = now.getTime();
+  const sessions = browser.sessions.filter((s) => s.idleExpiresAt.getTime() > t && s.absoluteExpiresAt.getTime() > t);
+  return sessions.length === browser.sessions.length ? browser : { id: browser.id, sessions };
+}

@@ -1,0 +1,165 @@
+/**
+ * The authorization endpoint's read of the browser, remembered on PGlite while nothing that may
+ * change it has been sent (lib/store/remembered-browsers.ts, lib/db/write-watch.ts). What a
+ * person or a relying party sees must be what a fresh read gives: after a sign-out, a lock, a
+ * profile change or a raw SQL write, the very next authorization knows. On PostgreSQL nothing is
+ * remembered, and the same tests hold.
+ */
+import { sql } from "drizzle-orm";
+import { decodeJwt } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TtlCache } from "@/lib/cache/ttl-cache";
+import { resultRows } from "@/lib/db/client";
+import { WriteWatch } from "@/lib/db/write-watch";
+import { BROWSER_TABLES, rememberedBrowsers, type Browser as BrowserRead, type RememberedBrowser } from "@/lib/store/remembered-browsers";
+import { endSessions, findUserAgent, type SessionWithUser } from "@/lib/store/sessions";
+import { FakeClock } from "./fakes/fake-clock";
+import { startTestInstance, type TestInstance } from "./harness";
+import { Browser, makeClientWithSecret, makeUser, REDIRECT, redirectParams } from "./authorize-support";
+import { basic, CHALLENGE, VERIFIER } from "./token-support";
+
+describe("which statements may change a browser", () => {
+  const watch = new WriteWatch(BROWSER_TABLES);
+  const writes = (text: string) => {
+    const before = watch.version();
+    watch.sent(text);
+    return watch.version() !== before;
+  };
+
+  it("counts every kind of write to the watched tables, as Drizzle and hand-written SQL spell them", () => {
+    for (const text of [
+      'update "sessions" set "ended_at" = $1 where "sessions"."id" = $2',
+      'insert into "users" ("id", "username") values ($1, $2) returning "id"',
+      'delete from "user_factors" where "user_factors"."user_id" = $1',
+      'insert into "password_credentials" ("user_id", "hash") values ($1, $2) on conflict ("user_id") do update set "hash" = $3',
+      "DELETE FROM sessions WHERE ended_at < $1",
+      "DELETE FROM user_agents ua WHERE ua.created_at < $1",
+      'WITH c AS (INSERT INTO authorization_codes (code_hash) VALUES ($1) RETURNING 1) UPDATE "sessions" SET last_active_at = $2 WHERE id = $3',
+      "UPDATE public.users SET locked = true",
+      'delete from only "public"."sessions"',
+      "TRUNCATE users CASCADE",
+      "ALTER TABLE sessions ADD COLUMN x text",
+    ]) {
+      expect(writes(text), text).toBe(true);
+    }
+  });
+
+  it("ignores reads of them and writes to other tables, even when those read the watched ones", () => {
+    for (const text of [
+      'select "id" from "sessions" where "sessions"."user_agent_id" = $1',
+      'insert into "authorization_codes" ("code_hash", "session_id") values ($1, (select id from sessions where id = $2))',
+      'update "tokens" set "rotated_at" = $1 where "token_hash" = $2 and (select locked from users where id = $3) = false',
+      'insert into "sessions_archive" ("id") values ($1)',
+      'update "users_x" set a = 1',
+      "SELECT 1",
+    ]) {
+      expect(writes(text), text).toBe(false);
+    }
+  });
+});
+
+describe("a remembered browser", () => {
+  const session = (idleExpiresAt: Date, absoluteExpiresAt: Date) => ({ id: "s1", idleExpiresAt, absoluteExpiresAt }) as SessionWithUser;
+
+  it("is read once while nothing is written, loses sessions that expire meanwhile, and is read again after a write", async () => {
+    const clock = new FakeClock();
+    const watch = new WriteWatch(BROWSER_TABLES);
+    let reads = 0;
+    const start = clock.now();
+    const read = (): Promise<BrowserRead> => {
+      reads++;
+      return Promise.resolve({ id: "b1", sessions: [session(new Date(start + 10_000), new Date(start + 20_000))] });
+    };
+    const find = rememberedBrowsers(read, new TtlCache<RememberedBrowser>(clock, 60_000), watch);
+    expect((await find("cookie", new Date(clock.now())))!.sessions).toHaveLength(1);
+    expect((await find("cookie", new Date(clock.now())))!.sessions).toHaveLength(1);
+    expect(reads).toBe(1);
+    clock.advanceSeconds(11);
+    expect((await find("cookie", new Date(clock.now())))!.sessions).toHaveLength(0);
+    expect(reads).toBe(1);
+    watch.sent('update "sessions" set "last_active_at" = $1');
+    await find("cookie", new Date(clock.now()));
+    expect(reads).toBe(2);
+  });
+
+  it("keeps no unknown cookie, so made-up ones are read each time and push nothing out", async () => {
+    const clock = new FakeClock();
+    let reads = 0;
+    const find = rememberedBrowsers(() => (reads++, Promise.resolve(undefined)), new TtlCache<RememberedBrowser>(clock, 60_000), new WriteWatch(BROWSER_TABLES));
+    expect(await find("made-up", new Date(clock.now()))).toBeUndefined();
+    expect(await find("made-up", new Date(clock.now()))).toBeUndefined();
+    expect(reads).toBe(2);
+  });
+});
+
+describe("the authorization endpoint after a change", () => {
+  let t: TestInstance;
+  let clientId: string;
+  let secret: string;
+  beforeAll(async () => {
+    t = await startTestInstance();
+    const made = await makeClientWithSecret(t);
+    clientId = made.client.id;
+    secret = made.secret;
+  });
+  afterAll(() => t.close());
+
+  const params = (extra: Record<string, string> = {}) => ({
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    response_type: "code",
+    scope: "openid profile",
+    state: "st",
+    code_challenge: CHALLENGE,
+    code_challenge_method: "S256",
+    ...extra,
+  });
+
+  async function signedIn(username: string) {
+    const user = await makeUser(t, username);
+    const b = new Browser(t);
+    const done = await b.signIn(await b.authorize(params()), username, "correct horse battery");
+    expect(redirectParams(done).get("code")).toBeTruthy();
+    // Twice more: from here on a PGlite instance answers from memory.
+    for (let i = 0; i < 2; i++) expect(redirectParams(await b.authorize(params({ prompt: "none" }))).get("code")).toBeTruthy();
+    return { user, b };
+  }
+
+  const silently = async (b: Browser) => redirectParams(await b.authorize(params({ prompt: "none" })));
+
+  it("a session ended by the store is gone at the next authorization", async () => {
+    const { user, b } = await signedIn("rb-ended");
+    const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
+    const [s] = resultRows<{ id: string }>(await t.inst.db.execute(sql`SELECT id FROM sessions WHERE user_id = ${user.id}`));
+    await endSessions(t.inst.db, ua!.id, [s!.id], new Date());
+    expect((await silently(b)).get("error")).toBe("login_required");
+  });
+
+  it("a user locked through the management API is signed in nowhere at the next authorization", async () => {
+    const { user, b } = await signedIn("rb-locked");
+    expect((await t.api(`/management/v1/users/${user.id}`, { method: "PATCH", json: { locked: true } })).status).toBe(200);
+    expect((await silently(b)).get("error")).toBe("login_required");
+  });
+
+  it("a raw SQL write to the users table is seen as well", async () => {
+    const { user, b } = await signedIn("rb-raw");
+    await t.inst.db.execute(sql`UPDATE users SET locked = true WHERE id = ${user.id}`);
+    expect((await silently(b)).get("error")).toBe("login_required");
+  });
+
+  it("a changed name is in the very next ID token", async () => {
+    const { user, b } = await signedIn("rb-renamed");
+    expect((await t.api(`/management/v1/users/${user.id}`, { method: "PATCH", json: { givenName: "Renamed" } })).status).toBe(200);
+    // Asked for in the ID token itself (the claims parameter), where the code's redemption puts
+    // the user as the authorization endpoint read it.
+    const code = redirectParams(await b.authorize(params({ prompt: "none", claims: JSON.stringify({ id_token: { given_name: null } }) }))).get("code")!;
+    const res = await fetch(`${t.baseUrl}/oauth/v2/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(clientId, secret) },
+      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, code_verifier: VERIFIER }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { id_token: string };
+    expect(decodeJwt(body.id_token).given_name).toBe("Renamed");
+  });
+});
