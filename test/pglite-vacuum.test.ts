@@ -52,7 +52,10 @@ describe("vacuum on the embedded database", () => {
     const after = await stat("used_jtis");
     expect(after.n_dead_tup).toBe(0);
     expect(after.last_vacuum!.getTime()).toBeGreaterThan(before.last_vacuum?.getTime() ?? 0);
-    expect(after.last_analyze!.getTime()).toBeGreaterThan(before.last_analyze?.getTime() ?? 0);
+    // One command a sweep: the 300 changed rows are analysed by the next.
+    await flushStatistics();
+    expect(await vacuumMostDue(db)).toEqual({ table: "public.used_jtis", action: "analyze", reason: "changes" });
+    expect((await stat("used_jtis")).last_analyze!.getTime()).toBeGreaterThan(before.last_analyze?.getTime() ?? 0);
     await flushStatistics();
     expect((await tablesDue(db)).map((d) => d.table)).not.toContain("public.used_jtis");
   });
