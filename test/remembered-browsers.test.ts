@@ -11,22 +11,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TtlCache } from "@/lib/cache/ttl-cache";
 import { resultRows } from "@/lib/db/client";
 import { WriteWatch } from "@/lib/db/write-watch";
-import { BROWSER_TABLES, rememberedBrowsers, type Browser as BrowserRead, type RememberedBrowser } from "@/lib/store/remembered-browsers";
+import { BROWSER_TABLES, NOT_BROWSER_TABLES, rememberedBrowsers, type Browser as BrowserRead, type RememberedBrowser } from "@/lib/store/remembered-browsers";
 import { endSessions, findUserAgent, type SessionWithUser } from "@/lib/store/sessions";
 import { FakeClock } from "./fakes/fake-clock";
-import { startTestInstance, type TestInstance } from "./harness";
+import { startTestInstance, TEST_DB, type TestInstance } from "./harness";
 import { Browser, makeClientWithSecret, makeUser, REDIRECT, redirectParams } from "./authorize-support";
 import { basic, CHALLENGE, VERIFIER } from "./token-support";
 
 describe("which statements may change a browser", () => {
-  const watch = new WriteWatch(BROWSER_TABLES);
+  const watch = new WriteWatch(NOT_BROWSER_TABLES);
   const writes = (text: string) => {
     const before = watch.version();
     watch.sent(text);
     return watch.version() !== before;
   };
 
-  it("counts every kind of write to the watched tables, as Drizzle and hand-written SQL spell them", () => {
+  it("counts every write to the browser's tables, as Drizzle and hand-written SQL spell them, and whatever it does not recognise", () => {
     for (const text of [
       'update "sessions" set "ended_at" = $1 where "sessions"."id" = $2',
       'insert into "users" ("id", "username") values ($1, $2) returning "id"',
@@ -37,21 +37,28 @@ describe("which statements may change a browser", () => {
       'WITH c AS (INSERT INTO authorization_codes (code_hash) VALUES ($1) RETURNING 1) UPDATE "sessions" SET last_active_at = $2 WHERE id = $3',
       "UPDATE public.users SET locked = true",
       'delete from only "public"."sessions"',
-      "TRUNCATE users CASCADE",
-      "ALTER TABLE sessions ADD COLUMN x text",
+      'UPDATE "Sessions" SET x = 1',
+      // Not recognised as harmless: a table nobody listed, several tables at once, schema changes.
+      'insert into "organizations" ("id") values ($1)',
+      "TRUNCATE tokens, sessions",
+      "ALTER TABLE tokens ADD COLUMN x text",
+      "CREATE INDEX ON tokens (x)",
     ]) {
       expect(writes(text), text).toBe(true);
     }
   });
 
-  it("ignores reads of them and writes to other tables, even when those read the watched ones", () => {
+  it("ignores reads, and writes only to tables the read does not depend on, even when they read the browser's tables", () => {
     for (const text of [
       'select "id" from "sessions" where "sessions"."user_agent_id" = $1',
       'insert into "authorization_codes" ("code_hash", "session_id") values ($1, (select id from sessions where id = $2))',
       'update "tokens" set "rotated_at" = $1 where "token_hash" = $2 and (select locked from users where id = $3) = false',
-      'insert into "sessions_archive" ("id") values ($1)',
-      'update "users_x" set a = 1',
+      'WITH w0 AS (insert into "grants" ("id") values ($1)), w1 AS (insert into "audit_events" ("id") values ($2)) SELECT 1',
+      'insert into "rate_limit_counters" ("key", "count") values ($1, 1) on conflict ("key") do update set "count" = "rate_limit_counters"."count" + 1',
+      'select * from "tokens" where "id" = $1 for update of "tokens" skip locked',
+      'select "updated_at" from "users" for no key update nowait',
       "SELECT 1",
+      "VACUUM public.sessions",
     ]) {
       expect(writes(text), text).toBe(false);
     }
@@ -63,7 +70,7 @@ describe("a remembered browser", () => {
 
   it("is read once while nothing is written, loses sessions that expire meanwhile, and is read again after a write", async () => {
     const clock = new FakeClock();
-    const watch = new WriteWatch(BROWSER_TABLES);
+    const watch = new WriteWatch(NOT_BROWSER_TABLES);
     let reads = 0;
     const start = clock.now();
     const read = (): Promise<BrowserRead> => {
@@ -85,7 +92,7 @@ describe("a remembered browser", () => {
   it("keeps no unknown cookie, so made-up ones are read each time and push nothing out", async () => {
     const clock = new FakeClock();
     let reads = 0;
-    const find = rememberedBrowsers(() => (reads++, Promise.resolve(undefined)), new TtlCache<RememberedBrowser>(clock, 60_000), new WriteWatch(BROWSER_TABLES));
+    const find = rememberedBrowsers(() => (reads++, Promise.resolve(undefined)), new TtlCache<RememberedBrowser>(clock, 60_000), new WriteWatch(NOT_BROWSER_TABLES));
     expect(await find("made-up", new Date(clock.now()))).toBeUndefined();
     expect(await find("made-up", new Date(clock.now()))).toBeUndefined();
     expect(reads).toBe(2);
@@ -161,5 +168,33 @@ describe("the authorization endpoint after a change", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as { id_token: string };
     expect(decodeJwt(body.id_token).given_name).toBe("Renamed");
+  });
+
+  it("no table listed as harmless can change the browser's tables by a cascade or a trigger", async () => {
+    const q = (text: string) => t.inst.database.query(text, []) as Promise<{ child: string; parent: string }[]>;
+    const keys = await q(
+      "SELECT c.relname AS child, p.relname AS parent FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class p ON p.oid = k.confrelid WHERE k.contype = 'f'",
+    );
+    const watched: readonly string[] = BROWSER_TABLES;
+    const harmless: readonly string[] = NOT_BROWSER_TABLES;
+    expect(keys.filter((k) => watched.includes(k.child)).length).toBeGreaterThan(0);
+    expect(keys.filter((k) => watched.includes(k.child) && harmless.includes(k.parent))).toEqual([]);
+    const triggers = (await t.inst.database.query("SELECT tgrelid::regclass::text AS t FROM pg_trigger WHERE NOT tgisinternal", [])) as { t: string }[];
+    expect(triggers).toEqual([]);
+    // Every table named is one of the schema's, so that a rename cannot leave a stale name behind.
+    const tables = ((await t.inst.database.query("SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public'", [])) as { t: string }[]).map((r) => r.t);
+    expect(tables).toEqual(expect.arrayContaining([...watched, ...harmless]));
+  });
+
+  it.skipIf(TEST_DB === "pg")("the browser read itself reads only the browser's tables", async () => {
+    const sent: string[] = [];
+    const spy = t.inst.database.watchWrites!([]);
+    spy.sent = (text: string) => void sent.push(text);
+    await t.inst.store.sessions.findBrowser("a-cookie-nobody-has");
+    const read = sent.find((text) => /user_agents/.test(text));
+    expect(read).toBeDefined();
+    const named = [...read!.matchAll(/\b(?:from|join)\s+"?([a-z_]+)"?/gi)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThanOrEqual(4);
+    for (const table of named) expect(BROWSER_TABLES as readonly string[]).toContain(table);
   });
 });

@@ -45,11 +45,11 @@ export interface Database {
    */
   query(text: string, params: unknown[]): Promise<unknown[]>;
   /**
-   * PGlite only, where this process is the database's only writer: a watch that tells whether
-   * a statement that may write one of `tables` has been sent since (write-watch.ts). On
-   * PostgreSQL other processes write too, so there is none.
+   * PGlite only, where this process is the database's only writer: a watch that tells whether a
+   * statement that may write a table other than the `unaffected` ones has been sent since
+   * (write-watch.ts). On PostgreSQL other processes write too, so there is none.
    */
-  watchWrites?(tables: readonly string[]): WriteWatch;
+  watchWrites?(unaffected: readonly string[]): WriteWatch;
   close(): Promise<void>;
   /** Present only with IDP_DEBUG_DB_ROUND_TRIPS=1 (the benchmark's round-trip count). */
   roundTrips?: RoundTripCounter;
@@ -235,8 +235,8 @@ function openPglite(dir: string | undefined, counter?: RoundTripCounter): Databa
       counter?.count();
       return (await client.query(text, params)).rows;
     },
-    watchWrites(tables) {
-      const watch = new WriteWatch(tables);
+    watchWrites(unaffected) {
+      const watch = new WriteWatch(unaffected);
       client.watches.push(watch);
       return watch;
     },

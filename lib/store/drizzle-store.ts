@@ -14,7 +14,7 @@ import { applyInvalidations, INVALIDATION_CHANNEL, mutate, type Invalidation } f
 import { hitRateLimit } from "./rate-limit";
 import type { Remembered, Repositories, Store } from "./repositories";
 import type { TtlCache } from "@/lib/cache/ttl-cache";
-import { BROWSER_TABLES, rememberedBrowsers } from "./remembered-browsers";
+import { NOT_BROWSER_TABLES, rememberedBrowsers } from "./remembered-browsers";
 import { browserWithSessions, createUserAgent, endSessions, findUserAgent, liveSessions, openSessionIdsOfUser, touchSession, touchSessionWrite } from "./sessions";
 import { getSettings } from "./settings";
 import {
@@ -187,7 +187,7 @@ function rememberedIn<T>(cache: TtlCache<T>): Remembered<T> {
 
 /** Where this process is the database's only writer, browsers are read through memory (remembered-browsers.ts). */
 function withRememberedBrowsers(repos: Repositories, scope: StoreScope): Repositories {
-  const watch = scope.database.watchWrites?.(BROWSER_TABLES);
+  const watch = scope.database.watchWrites?.(NOT_BROWSER_TABLES);
   if (!watch) return repos;
   const find = rememberedBrowsers(repos.sessions.findBrowser, scope.caches.browsers, watch);
   return { ...repos, sessions: { ...repos.sessions, findBrowser: (cookie, now) => find(cookie, now ?? dateOf(scope.clock)) } };

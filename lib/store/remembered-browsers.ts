@@ -17,11 +17,46 @@ export type RememberedBrowser = { version: number; browser: Browser | undefined 
 export const BROWSER_TABLES = ["user_agents", "sessions", "users", "user_factors", "password_credentials"] as const;
 
 /**
+ * The tables whose writes cannot change the browser read: it does not read them, and no foreign
+ * key of the tables it reads cascades from them (test/remembered-browsers.test.ts checks both
+ * against the schema). A write to any other table, one added later included, makes the read
+ * happen again (lib/db/write-watch.ts): leaving a table out of this list costs reads, never
+ * correctness. The grant path's writes are all here, so that codes and tokens leave it alone.
+ */
+export const NOT_BROWSER_TABLES = [
+  "account_lockouts",
+  "apis",
+  "audit_events",
+  "auth_requests",
+  "authorization_codes",
+  "client_roles",
+  "clients",
+  "consents",
+  "email_verifications",
+  "grants",
+  "instance_settings",
+  "login_failures",
+  "machine_keys",
+  "mail_outbox",
+  "password_resets",
+  "personal_access_tokens",
+  "rate_limit_counters",
+  "recovery_codes",
+  "refresh_token_families",
+  "signing_keys",
+  "text_overrides",
+  "token_revocations",
+  "tokens",
+  "used_jtis",
+  "user_roles",
+] as const;
+
+/**
  * The authorization endpoint reads the browser of its cookie, with its live sessions and their
  * users, on every request: on PGlite, the costliest statement of a code flow (a join whose every
  * column is decoded). Where this process is the only writer (PGlite, `Database.watchWrites`), the
- * read is remembered for as long as no statement that may write one of `BROWSER_TABLES` has been
- * sent since it was: then the database would answer the same, but for time. Sessions that have
+ * read is remembered for as long as no statement that may write one of its tables (any but
+ * `NOT_BROWSER_TABLES`) has been sent since it was: then the database would answer the same, but for time. Sessions that have
  * expired since are left out here, as the read leaves them out. Unknown cookies are not kept, so
  * that made-up ones cannot push real browsers out.
  */
