@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TtlCache } from "@/lib/cache/ttl-cache";
 import { resultRows } from "@/lib/db/client";
 import { WriteWatch } from "@/lib/db/write-watch";
-import { BROWSER_TABLES, NOT_BROWSER_TABLES, rememberedBrowsers, type Browser as BrowserRead, type RememberedBrowser } from "@/lib/store/remembered-browsers";
-import { endSessions, findUserAgent, type SessionWithUser } from "@/lib/store/sessions";
+import { BROWSER_TABLES, NOT_BROWSER_TABLES, rememberedBrowsers, type RememberedBrowser } from "@/lib/store/remembered-browsers";
+import { endSessions, findUserAgent, type BrowserWithSessions, type SessionWithUser } from "@/lib/store/sessions";
 import { FakeClock } from "./fakes/fake-clock";
 import { startTestInstance, TEST_DB, type TestInstance } from "./harness";
 import { Browser, makeClientWithSecret, makeUser, REDIRECT, redirectParams } from "./authorize-support";
@@ -20,14 +20,17 @@ import { basic, CHALLENGE, VERIFIER } from "./token-support";
 
 describe("which statements may change a browser", () => {
   const watch = new WriteWatch(NOT_BROWSER_TABLES);
-  const writes = (text: string) => {
-    const before = watch.version();
-    watch.sent(text);
-    return watch.version() !== before;
+  /** Each text, sent, moves the watch's count (`counts`) or leaves it (`!counts`). */
+  const expectVerdicts = (counts: boolean, texts: string[]) => {
+    for (const text of texts) {
+      const before = watch.version();
+      watch.sent(text);
+      expect(watch.version() !== before, text).toBe(counts);
+    }
   };
 
   it("counts every write to the browser's tables, as Drizzle and hand-written SQL spell them, and whatever it does not recognise", () => {
-    for (const text of [
+    expectVerdicts(true, [
       'update "sessions" set "ended_at" = $1 where "sessions"."id" = $2',
       'insert into "users" ("id", "username") values ($1, $2) returning "id"',
       'delete from "user_factors" where "user_factors"."user_id" = $1',
@@ -43,13 +46,11 @@ describe("which statements may change a browser", () => {
       "TRUNCATE tokens, sessions",
       "ALTER TABLE tokens ADD COLUMN x text",
       "CREATE INDEX ON tokens (x)",
-    ]) {
-      expect(writes(text), text).toBe(true);
-    }
+    ]);
   });
 
   it("ignores reads, and writes only to tables the read does not depend on, even when they read the browser's tables", () => {
-    for (const text of [
+    expectVerdicts(false, [
       'select "id" from "sessions" where "sessions"."user_agent_id" = $1',
       'insert into "authorization_codes" ("code_hash", "session_id") values ($1, (select id from sessions where id = $2))',
       'update "tokens" set "rotated_at" = $1 where "token_hash" = $2 and (select locked from users where id = $3) = false',
@@ -59,9 +60,7 @@ describe("which statements may change a browser", () => {
       'select "updated_at" from "users" for no key update nowait',
       "SELECT 1",
       "VACUUM public.sessions",
-    ]) {
-      expect(writes(text), text).toBe(false);
-    }
+    ]);
   });
 });
 
@@ -73,7 +72,7 @@ describe("a remembered browser", () => {
     const watch = new WriteWatch(NOT_BROWSER_TABLES);
     let reads = 0;
     const start = clock.now();
-    const read = (): Promise<BrowserRead> => {
+    const read = (): Promise<BrowserWithSessions> => {
       reads++;
       return Promise.resolve({ id: "b1", sessions: [session(new Date(start + 10_000), new Date(start + 20_000))] });
     };

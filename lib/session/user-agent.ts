@@ -1,5 +1,5 @@
 import type { Repositories } from "@/lib/store/repositories";
-import type { SessionWithUser } from "@/lib/store/sessions";
+import type { BrowserWithSessions } from "@/lib/store/sessions";
 import { requestCookie, serializeCookie } from "./cookies";
 import type { HttpRequest } from "@/lib/http/request";
 
@@ -36,7 +36,7 @@ export async function browserOfRequest(
   issuer: string,
   request: HttpRequest,
   now: Date,
-): Promise<{ id: string; sessions: SessionWithUser[] } | undefined> {
+): Promise<BrowserWithSessions | undefined> {
   const cookie = requestCookie(request, userAgentCookieName(issuer));
   return cookie ? store.sessions.findBrowser(cookie, now) : undefined;
 }

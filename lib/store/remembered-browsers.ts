@@ -1,13 +1,10 @@
 import { sha256 } from "@/lib/crypto";
 import type { TtlCache } from "@/lib/cache/ttl-cache";
 import type { WriteWatch } from "@/lib/db/write-watch";
-import type { SessionWithUser } from "./sessions";
-
-/** A browser as `browserWithSessions` reads it: its id and its live sessions, each with its user. */
-export type Browser = { id: string; sessions: SessionWithUser[] };
+import { sessionStillOpen, type BrowserWithSessions } from "./sessions";
 
 /** A browser's read, with the write watch's version from before the read was sent. */
-export type RememberedBrowser = { version: number; browser: Browser | undefined };
+export type RememberedBrowser = { version: number; browser: BrowserWithSessions | undefined };
 
 /**
  * Every table the browser read depends on: its sessions, their users, the users' confirmed second
@@ -56,15 +53,15 @@ export const NOT_BROWSER_TABLES = [
  * users, on every request: on PGlite, the costliest statement of a code flow (a join whose every
  * column is decoded). Where this process is the only writer (PGlite, `Database.watchWrites`), the
  * read is remembered for as long as no statement that may write one of its tables (any but
- * `NOT_BROWSER_TABLES`) has been sent since it was: then the database would answer the same, but for time. Sessions that have
- * expired since are left out here, as the read leaves them out. Unknown cookies are not kept, so
- * that made-up ones cannot push real browsers out.
+ * `NOT_BROWSER_TABLES`) has been sent since it was: then the database would answer the same, but
+ * for time. Sessions that have expired since are left out here, as the read leaves them out.
+ * Unknown cookies are not kept, so that made-up ones cannot push real browsers out.
  */
 export function rememberedBrowsers(
-  read: (cookie: string, now: Date) => Promise<Browser | undefined>,
+  read: (cookie: string, now: Date) => Promise<BrowserWithSessions | undefined>,
   cache: TtlCache<RememberedBrowser>,
   watch: WriteWatch,
-): (cookie: string, now: Date) => Promise<Browser | undefined> {
+): (cookie: string, now: Date) => Promise<BrowserWithSessions | undefined> {
   const readNoting = async (cookie: string, now: Date): Promise<RememberedBrowser> => {
     const version = watch.version();
     return { version, browser: await read(cookie, now) };
@@ -85,9 +82,8 @@ export function rememberedBrowsers(
   };
 }
 
-/** The browser with only the sessions still live at `now` (ended ones are never read). */
-function liveAt(browser: Browser, now: Date): Browser {
-  const t = now.getTime();
-  const sessions = browser.sessions.filter((s) => s.idleExpiresAt.getTime() > t && s.absoluteExpiresAt.getTime() > t);
+/** The browser with only the sessions still open at `now` (ended ones are never read). */
+function liveAt(browser: BrowserWithSessions, now: Date): BrowserWithSessions {
+  const sessions = browser.sessions.filter((s) => sessionStillOpen(s, now));
   return sessions.length === browser.sessions.length ? browser : { id: browser.id, sessions };
 }

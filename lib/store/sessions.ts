@@ -59,6 +59,15 @@ function sessionIsOpen(now: Date | Placeholder) {
   return and(isNull(sessions.endedAt), gt(sessions.idleExpiresAt, at), gt(sessions.absoluteExpiresAt, at));
 }
 
+/** `sessionIsOpen` for a session already read as open: neither expiry passed at `now` (an ended one is never read). */
+export function sessionStillOpen(s: Pick<Session, "idleExpiresAt" | "absoluteExpiresAt">, now: Date): boolean {
+  const t = now.getTime();
+  return s.idleExpiresAt.getTime() > t && s.absoluteExpiresAt.getTime() > t;
+}
+
+/** A browser, by its user-agent row's id, with its live sessions (`browserWithSessions`). */
+export type BrowserWithSessions = { id: string; sessions: SessionWithUser[] };
+
 /** Sessions of a user agent that can still be used, by username, with their users. */
 export async function liveSessions(db: Executor, userAgentId: string, now: Date): Promise<SessionWithUser[]> {
   const read = preparedRead(db, "sessions.live", (p, name) =>
@@ -80,7 +89,7 @@ export async function liveSessions(db: Executor, userAgentId: string, now: Date)
  * both in one query, since the authorization endpoint needs both on every request and the second
  * would otherwise wait for the first. Undefined when no browser has this cookie.
  */
-export async function browserWithSessions(db: Executor, cookie: string, now: Date): Promise<{ id: string; sessions: SessionWithUser[] } | undefined> {
+export async function browserWithSessions(db: Executor, cookie: string, now: Date): Promise<BrowserWithSessions | undefined> {
   if (!isPlausibleCookie(cookie)) return undefined;
   const read = preparedRead(db, "sessions.browser", (p, name) =>
     db
