@@ -112,7 +112,7 @@ export class Browser {
   async signIn(authorizeResponse: Response, loginName: string, password: string): Promise<Response> {
     const id = authRequestOf(authorizeResponse);
     const r1 = await this.post("loginname", id, { loginName });
-    if (!r1.headers.get("location")!.startsWith("/ui/login/password")) throw new Error("expected the password step");
+    if (!r1.headers.get("location")!.startsWith("/ui/login/password")) throw new Error(`expected the password step: ${r1.status} ${r1.headers.get("location")}`);
     const r2 = await this.post("password", id, { password });
     const loc = r2.headers.get("location")!;
     if (!loc.startsWith("/oauth/v2/authorize/callback")) throw new Error(`sign-in failed: ${loc}`);

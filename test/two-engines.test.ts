@@ -2,8 +2,10 @@ import { decodeProtectedHeader } from "jose";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, startTestInstance, TEST_DB, type TestInstance } from "./harness";
-import { basic, makeClient, token } from "./token-support";
-import { Browser } from "./authorize-support";
+import { SETTLE_MS } from "@/lib/db/write-notices";
+import { createUserAgent, endSessions, findUserAgent, recordAuthentication } from "@/lib/store/sessions";
+import { basic, CHALLENGE, makeClient, token } from "./token-support";
+import { Browser, makeClient as makeBrowserClient, makeUser, REDIRECT, redirectParams } from "./authorize-support";
 
 /**
  * Two engines on one PostgreSQL, as two instances behind a load balancer: a change made through
@@ -159,5 +161,44 @@ describe.skipIf(TEST_DB !== "pg")("two engines on one PostgreSQL", () => {
       const doc = await (await fetch(b.baseUrl + "/.well-known/openid-configuration")).json();
       return (doc.grant_types_supported as string[]).includes("urn:ietf:params:oauth:grant-type:token-exchange");
     });
+  });
+  it("a browser A answers from memory is signed out at A's next authorizations once B locks its user or ends its session", async () => {
+    const client = await makeBrowserClient(a);
+    const params = (extra: Record<string, string> = {}) => ({
+      client_id: client.id,
+      redirect_uri: REDIRECT,
+      response_type: "code",
+      scope: "openid",
+      state: "st",
+      code_challenge: CHALLENGE,
+      code_challenge_method: "S256",
+      ...extra,
+    });
+    const silently = async (onA: Browser) => redirectParams(await onA.authorize(params({ prompt: "none" })));
+    const changes = {
+      lock: async (userId: string) => {
+        await b.inst.db.execute(sql`UPDATE users SET locked = true WHERE id = ${userId}`);
+      },
+      end: async (userId: string, onA: Browser) => {
+        const ua = await findUserAgent(b.inst.db, onA.cookies.get("torii_ua")!);
+        const rows = await b.inst.db.execute(sql`SELECT id FROM sessions WHERE user_id = ${userId}`);
+        const ids = (Array.isArray(rows) ? rows : (rows as { rows: { id: string }[] }).rows).map((r) => (r as { id: string }).id);
+        await endSessions(b.inst.db, ua!.id, ids, new Date());
+      },
+    };
+    for (const [name, change] of Object.entries(changes)) {
+      const username = `two-engines-${name}`;
+      const user = await makeUser(a, username);
+      const ua = await createUserAgent(a.inst.db);
+      await recordAuthentication(a.inst.db, { userAgentId: ua.id, userId: user.id, amr: ["pwd"], lifetimes: { sessionIdle: 3600, sessionAbsolute: 7200 }, now: new Date(), from: {} });
+      const onA = new Browser(a);
+      onA.cookies.set("torii_ua", ua.cookie);
+      expect((await silently(onA)).get("code")).toBeTruthy();
+      // Once A's own writes have settled (lib/db/write-notices.ts), A answers this browser from memory.
+      await new Promise((r) => setTimeout(r, SETTLE_MS + 100));
+      for (let i = 0; i < 2; i++) expect((await silently(onA)).get("code")).toBeTruthy();
+      await change(user.id, onA);
+      await within1s(async () => (await silently(onA)).get("error") === "login_required");
+    }
   });
 });

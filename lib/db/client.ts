@@ -14,6 +14,7 @@ import * as schema from "@/db/schema";
 import { PgliteClient } from "./pglite-client";
 import { startPgliteThread } from "./pglite-thread";
 import { RoundTripCounter, roundTripCountingEnabled } from "./round-trips";
+import { WRITE_NOTICE_CHANNEL, NoticedWriteWatch } from "./write-notices";
 import { WriteWatch } from "./write-watch";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -45,9 +46,11 @@ export interface Database {
    */
   query(text: string, params: unknown[]): Promise<unknown[]>;
   /**
-   * PGlite only, where this process is the database's only writer: a watch that tells whether a
-   * statement that may write a table other than the `unaffected` ones has been sent since
-   * (write-watch.ts). On PostgreSQL other processes write too, so there is none.
+   * A watch that tells whether a write to a table other than the `unaffected` ones may have
+   * happened since: on PGlite, where this process is the only writer, from the statements it
+   * sends (write-watch.ts); on PostgreSQL also from the notices the database sends on commit of
+   * every write to the tables that have a write-notice trigger, from any connection, and only
+   * while those arrive (write-notices.ts).
    */
   watchWrites?(unaffected: readonly string[]): WriteWatch;
   close(): Promise<void>;
@@ -87,7 +90,14 @@ export function postgresPoolSize(env: Record<string, string | undefined> = proce
 function openPostgres(url: string, counter?: RoundTripCounter): Database {
   const client = postgres(url, { max: postgresPoolSize(), onnotice: () => {} });
   const preparedTexts = new PreparedTexts();
-  const db = drizzlePostgresJs(client, { schema, ...(counter && { logger: countingLogger(counter) }) }) as unknown as Db;
+  // Every statement this process sends, through Drizzle or as text, is shown to the write watches.
+  const watches: NoticedWriteWatch[] = [];
+  const stopWatching: Promise<() => Promise<void>>[] = [];
+  const sending = (text: string) => {
+    for (const w of watches) w.sent(text);
+  };
+  const logger = { logQuery: (text: string) => { counter?.count(); sending(text); } };
+  const db = drizzlePostgresJs(client, { schema, logger }) as unknown as Db;
   if (counter) {
     // postgres.js sends BEGIN and COMMIT (or ROLLBACK) itself, so Drizzle's logger never sees them.
     const transaction = db.transaction.bind(db);
@@ -104,9 +114,13 @@ function openPostgres(url: string, counter?: RoundTripCounter): Database {
       const reserved = await client.reserve();
       return {
         exec: async (text) => {
+          sending(text);
           await reserved.unsafe(text);
         },
-        query: async <T,>(text: string, params?: unknown[]) => (await reserved.unsafe(text, (params ?? []) as never[])) as unknown as T[],
+        query: async <T,>(text: string, params?: unknown[]) => {
+          sending(text);
+          return (await reserved.unsafe(text, (params ?? []) as never[])) as unknown as T[];
+        },
         release: () => {
           reserved.release();
           return Promise.resolve();
@@ -116,28 +130,66 @@ function openPostgres(url: string, counter?: RoundTripCounter): Database {
     listen: (channel, onMessage, onLost) => listenOnOwnConnection(url, channel, onMessage, onLost),
     query: async (text, params) => {
       counter?.count();
+      sending(text);
       // Prepared on each connection the first time (postgres.js names and keeps it). Its rows
       // are an array already (RowList extends Array): no copy on the write path.
       return await client.unsafe(text, params as never[], { prepare: preparedTexts.admit(text) });
     },
-    close: () => client.end({ timeout: 5 }),
+    watchWrites(unaffected) {
+      const watch = new NoticedWriteWatch(unaffected);
+      watches.push(watch);
+      stopWatching.push(
+        keepListening(url, WRITE_NOTICE_CHANNEL, {
+          onMessage: (table) => { watch.noticed(table); },
+          onListening: () => { watch.setListening(true); },
+          onLost: () => { watch.setListening(false); },
+        }),
+      );
+      return watch;
+    },
+    close: async () => {
+      for (const stop of await Promise.all(stopWatching)) await stop();
+      await client.end({ timeout: 5 });
+    },
   };
 }
 
-async function listenOnOwnConnection(
+function listenOnOwnConnection(
   url: string,
   channel: string,
   onMessage: (payload: string) => void,
   onLost: (err: Error) => void,
 ): Promise<() => Promise<void>> {
+  return listening(url, channel, { onMessage, onLost }, true);
+}
+
+/**
+ * LISTEN as `listenOnOwnConnection` does, but a first connection that fails is retried like a
+ * lost one instead of failing the caller; `onListening` is told each time LISTEN is in place.
+ */
+export function keepListening(
+  url: string,
+  channel: string,
+  handlers: { onMessage: (payload: string) => void; onLost: (err: Error) => void; onListening: () => void },
+): Promise<() => Promise<void>> {
+  return listening(url, channel, handlers, false);
+}
+
+async function listening(
+  url: string,
+  channel: string,
+  { onMessage, onLost, onListening }: { onMessage: (payload: string) => void; onLost: (err: Error) => void; onListening?: () => void },
+  firstMustConnect: boolean,
+): Promise<() => Promise<void>> {
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
+  const lost = (err: unknown) => { onLost(err instanceof Error ? err : new Error(String(err))); };
   const reconnectLater = () => {
     if (stopped) return;
     retry = setTimeout(() => {
       connect().catch((err: unknown) => {
-        onLost(err instanceof Error ? err : new Error(String(err)));
+        lost(err);
         reconnectLater();
       });
     }, 1000);
@@ -154,11 +206,26 @@ async function listenOnOwnConnection(
       void c.end().catch(() => {});
       reconnectLater();
     });
-    await c.connect();
-    await c.query(`LISTEN ${channel}`);
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${channel}`);
+    } catch (err) {
+      void c.end().catch(() => {});
+      throw err;
+    }
+    if (stopped) {
+      await c.end().catch(() => {});
+      return;
+    }
     client = c;
+    onListening?.();
   };
-  await connect();
+  if (firstMustConnect) await connect();
+  else
+    await connect().catch((err: unknown) => {
+      lost(err);
+      reconnectLater();
+    });
   return async () => {
     stopped = true;
     if (retry) clearTimeout(retry);

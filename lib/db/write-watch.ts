@@ -25,8 +25,8 @@ export class WriteWatch {
     this.unaffected = new Set(unaffected);
   }
 
-  /** A statement is being sent (or sent again). */
-  sent(text: string): void {
+  /** A statement is being sent (or sent again). Returns whether it counted. */
+  sent(text: string): boolean {
     let writes = this.verdicts.get(text);
     if (writes === undefined) {
       writes = this.mayChange(text);
@@ -35,11 +35,30 @@ export class WriteWatch {
       this.verdicts.set(text, writes);
     }
     if (writes) this.count++;
+    return writes;
   }
 
   /** Changes whenever a statement that may change the watched read has been sent. */
   version(): number {
     return this.count;
+  }
+
+  /**
+   * Whether a read may be remembered now and a remembered one answered again. Always, where this
+   * process is the only writer; see write-notices.ts for PostgreSQL.
+   */
+  canRemember(): boolean {
+    return true;
+  }
+
+  /** Counts a change that `sent` could not see (write-notices.ts). */
+  protected changed(): void {
+    this.count++;
+  }
+
+  /** Whether a write to `table` may change the watched read. */
+  protected matters(table: string): boolean {
+    return !this.unaffected.has(table);
   }
 
   private mayChange(text: string): boolean {

@@ -185,7 +185,7 @@ function rememberedIn<T>(cache: TtlCache<T>): Remembered<T> {
   };
 }
 
-/** Where this process is the database's only writer, browsers are read through memory (remembered-browsers.ts). */
+/** Browsers are read through memory while the write watch allows (remembered-browsers.ts). */
 function withRememberedBrowsers(repos: Repositories, scope: StoreScope): Repositories {
   const watch = scope.database.watchWrites?.(NOT_BROWSER_TABLES);
   if (!watch) return repos;

@@ -50,11 +50,13 @@ export const NOT_BROWSER_TABLES = [
 
 /**
  * The authorization endpoint reads the browser of its cookie, with its live sessions and their
- * users, on every request: on PGlite, the costliest statement of a code flow (a join whose every
- * column is decoded). Where this process is the only writer (PGlite, `Database.watchWrites`), the
- * read is remembered for as long as no statement that may write one of its tables (any but
- * `NOT_BROWSER_TABLES`) has been sent since it was: then the database would answer the same, but
- * for time. Sessions that have expired since are left out here, as the read leaves them out.
+ * users, on every request: the costliest statement of a code flow (a join whose every column is
+ * decoded). The read is remembered for as long as the write watch (`Database.watchWrites`) has
+ * seen no write that may change one of its tables (any but `NOT_BROWSER_TABLES`) since it was
+ * sent: then the database would answer the same, but for time. On PGlite the watch sees every
+ * statement, this process being the only writer; on PostgreSQL it also hears of every other
+ * connection's commits, and says when it cannot be trusted (`canRemember`), as while one of this
+ * process's writes may not have committed yet. Sessions that have expired since are left out here, as the read leaves them out.
  * Unknown cookies are not kept, so that made-up ones cannot push real browsers out.
  */
 export function rememberedBrowsers(
@@ -67,6 +69,8 @@ export function rememberedBrowsers(
     return { version, browser: await read(cookie, now) };
   };
   return async (cookie, now) => {
+    // A write may be on its way (write-notices.ts): ask the database, and keep nothing.
+    if (!watch.canRemember()) return read(cookie, now);
     const key = sha256(cookie);
     let entry = await cache.get(key, () => readNoting(cookie, now));
     if (entry.version !== watch.version()) {
