@@ -2,6 +2,7 @@ import { decodeProtectedHeader } from "jose";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, startTestInstance, TEST_DB, type TestInstance } from "./harness";
+import { resultRows } from "@/lib/db/client";
 import { SETTLE_MS } from "@/lib/db/write-notices";
 import { createUserAgent, endSessions, findUserAgent, recordAuthentication } from "@/lib/store/sessions";
 import { basic, CHALLENGE, makeClient, token } from "./token-support";
@@ -181,8 +182,7 @@ describe.skipIf(TEST_DB !== "pg")("two engines on one PostgreSQL", () => {
       },
       end: async (userId: string, onA: Browser) => {
         const ua = await findUserAgent(b.inst.db, onA.cookies.get("torii_ua")!);
-        const rows = await b.inst.db.execute(sql`SELECT id FROM sessions WHERE user_id = ${userId}`);
-        const ids = (Array.isArray(rows) ? rows : (rows as { rows: { id: string }[] }).rows).map((r) => (r as { id: string }).id);
+        const ids = resultRows<{ id: string }>(await b.inst.db.execute(sql`SELECT id FROM sessions WHERE user_id = ${userId}`)).map((r) => r.id);
         await endSessions(b.inst.db, ua!.id, ids, new Date());
       },
     };

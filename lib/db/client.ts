@@ -167,7 +167,7 @@ function listenOnOwnConnection(
  * LISTEN as `listenOnOwnConnection` does, but a first connection that fails is retried like a
  * lost one instead of failing the caller; `onListening` is told each time LISTEN is in place.
  */
-export function keepListening(
+function keepListening(
   url: string,
   channel: string,
   handlers: { onMessage: (payload: string) => void; onLost: (err: Error) => void; onListening: () => void },

@@ -56,8 +56,9 @@ export const NOT_BROWSER_TABLES = [
  * sent: then the database would answer the same, but for time. On PGlite the watch sees every
  * statement, this process being the only writer; on PostgreSQL it also hears of every other
  * connection's commits, and says when it cannot be trusted (`canRemember`), as while one of this
- * process's writes may not have committed yet. Sessions that have expired since are left out here, as the read leaves them out.
- * Unknown cookies are not kept, so that made-up ones cannot push real browsers out.
+ * process's writes may not have committed yet. Sessions that have expired since are left out
+ * here, as the read leaves them out. Unknown cookies are not kept, so that made-up ones cannot
+ * push real browsers out.
  */
 export function rememberedBrowsers(
   read: (cookie: string, now: Date) => Promise<BrowserWithSessions | undefined>,
