@@ -87,8 +87,32 @@ export function postgresPoolSize(env: Record<string, string | undefined> = proce
   return Number.isInteger(set) && set > 0 ? set : Math.max(2, cores);
 }
 
+/**
+ * How long postgres.js waits before its next attempt to open a connection after failed ones, in
+ * seconds. Its default grows to 10 to 20 s after about seven failures, and the failures of every
+ * connection count together: a few seconds into an outage each request that needs the database
+ * waited that long before being answered 503 (lib/db/unavailable.ts), and the pool took as long to
+ * notice the database was back. Capped at one second, with jitter so that instances do not retry
+ * in step; an attempt costs PostgreSQL little.
+ */
+export function reconnectDelaySeconds(retries: number, random = Math.random()): number {
+  return (0.5 + random / 2) * Math.min(0.05 * 2 ** retries, 1);
+}
+
+/**
+ * How long opening a connection may take, in seconds (postgres.js's default is 30). A host that
+ * drops packets rather than refusing would otherwise hold each request that much; PostgreSQL
+ * answers in milliseconds, a remote one with TLS in well under a second.
+ */
+const CONNECT_TIMEOUT_SECONDS = 10;
+
 function openPostgres(url: string, counter?: RoundTripCounter): Database {
-  const client = postgres(url, { max: postgresPoolSize(), onnotice: () => {} });
+  const client = postgres(url, {
+    max: postgresPoolSize(),
+    onnotice: () => {},
+    backoff: (retries: number) => reconnectDelaySeconds(retries),
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+  });
   const preparedTexts = new PreparedTexts();
   // Every statement this process sends, through Drizzle or as text, is shown to the write watches.
   const watches: NoticedWriteWatch[] = [];

@@ -1,5 +1,6 @@
 import type { Logger } from "@/lib/log";
-import { InvalidRequest, OAuthError } from "@/lib/protocol/errors";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/lib/db/unavailable";
+import { InvalidRequest, OAuthError, ServerError, TemporarilyUnavailable } from "@/lib/protocol/errors";
 import { isInputDataError } from "./text-input";
 import type { HttpRequest } from "@/lib/http/request";
 
@@ -193,12 +194,23 @@ export function backChannel<E extends { log: Logger }>(handler: (engine: E, requ
       if (err instanceof OAuthError) return oauthErrorResponse(err);
       // A value the client sent that the database refused (lib/http/text-input.ts) is its error.
       if (isInputDataError(err)) return oauthErrorResponse(new InvalidRequest("A request parameter has a value that cannot be processed."));
-      engine.log.error({ err, path: new URL(request.url).pathname }, "unhandled error");
-      return json({ error: "server_error", error_description: "The server encountered an unexpected condition." }, 500, {
-        ...NO_STORE,
-      });
+      return oauthErrorResponse(unexpectedOAuthError(engine.log, err, { path: new URL(request.url).pathname }));
     }
   };
+}
+
+/**
+ * The OAuth error for a failure no handler expected, logged: `temporarily_unavailable` (503 with
+ * `Retry-After`) while the database is out of reach (lib/db/unavailable.ts), else `server_error`
+ * (500). Neither says more than that.
+ */
+export function unexpectedOAuthError(log: Logger, err: unknown, context: Record<string, unknown> = {}): OAuthError {
+  if (isDatabaseUnavailable(err)) {
+    log.warn({ err, ...context }, "database unavailable");
+    return new TemporarilyUnavailable("The service is temporarily unavailable; try again shortly.", { "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) });
+  }
+  log.error({ err, ...context }, "unhandled error");
+  return new ServerError("The server encountered an unexpected condition.");
 }
 
 function redirect(status: 302 | 303, location: string, cookies: readonly string[]): Response {

@@ -29,6 +29,7 @@ const ERRORS: Record<number, string> = {
   404: "No such resource.",
   409: "Conflicts with an existing resource.",
   429: "Too many requests; `Retry-After` says in how many seconds to try again.",
+  503: "The database is out of reach for now; `Retry-After` says in how many seconds to try again.",
 };
 
 /** JSON Schema 2020-12 (the dialect of OpenAPI 3.1) from the very zod schema that validates. */
@@ -84,6 +85,7 @@ function build(issuer: string) {
       ...(bodySchema || r.query ? { 400: errorResponse(400) } : {}),
       401: errorResponse(401),
       403: errorResponse(403),
+      503: errorResponse(503),
     };
     for (const s of r.errors ?? []) responses[s] = errorResponse(s);
     (paths[r.path] ??= {})[r.method.toLowerCase()] = {

@@ -1,6 +1,7 @@
 import { dateOf } from "@/lib/clock";
 import { isInputDataError } from "@/lib/http/text-input";
 import { BodyTooLarge, bodyTooLargeResponse } from "@/lib/http/body";
+import { unexpectedOAuthError } from "@/lib/http/responses";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Engine } from "@/lib/engine";
@@ -12,7 +13,7 @@ import type { NewAuthRequest } from "@/lib/store/auth-requests";
 import { completeAuthorization, unstoredAuthRequest } from "./authorize-complete";
 import { authorizeErrorPage } from "./authorize-pages";
 import { validateAuthorizeRequest } from "./authorize-request";
-import { AccessDenied, AccountSelectionRequired, ConsentRequired, InteractionRequired, UnmetAuthenticationRequirements, LoginRequired, OAuthError, ServerError } from "@/lib/protocol/errors";
+import { AccessDenied, AccountSelectionRequired, ConsentRequired, InteractionRequired, UnmetAuthenticationRequirements, LoginRequired, OAuthError } from "@/lib/protocol/errors";
 import { canonicalResponseType, readAuthorizeParams } from "./params/authorize";
 import { requestObjectResponseMode } from "./request-object-mode";
 import { deliverAuthorizationResponse, effectiveResponseMode } from "./response-modes";
@@ -35,8 +36,12 @@ export async function handleAuthorize(inst: Engine, request: HttpRequest): Promi
   try {
     settings = await inst.store.settings.get();
   } catch (err) {
-    inst.log.error({ err }, "authorize: settings unavailable");
-    return authorizeErrorPage({ status: 500, locale: "en", code: "serverError" });
+    // The settings are the first read: a database out of reach shows here, as a 503 to retry.
+    const e = unexpectedOAuthError(inst.log, err, { in: "authorize" });
+    const locale = resolveLocale({ acceptLanguage: request.headers.get("accept-language"), defaultLocale: "en" });
+    const response = authorizeErrorPage({ status: e.status, locale, code: "serverError" });
+    for (const [k, v] of Object.entries(e.headers)) response.headers.set(k, v);
+    return response;
   }
   const acceptLanguage = request.headers.get("accept-language");
   const raw = await readAuthorizeParams(request).catch((err: unknown) => (err instanceof BodyTooLarge ? err : { unsupportedBody: true as const }));
@@ -136,9 +141,7 @@ export async function handleAuthorize(inst: Engine, request: HttpRequest): Promi
     if (next.patch.sessionId) await inst.store.authRequests.update(id, next.patch);
     return redirect(next.location, cookies);
   } catch (err) {
-    if (err instanceof OAuthError) return fail(err);
-    inst.log.error({ err }, "authorize failed");
-    return fail(new ServerError("The server encountered an unexpected condition."));
+    return fail(err instanceof OAuthError ? err : unexpectedOAuthError(inst.log, err, { in: "authorize" }));
   }
 }
 
@@ -178,8 +181,7 @@ export async function handleAuthorizeCallback(inst: Engine, request: HttpRequest
     if (step.step === "error") throw clientError(step);
     return await completeAuthorization(inst, id, authRequest, client, step.account, settings);
   } catch (err) {
-    const e = err instanceof OAuthError ? err : new ServerError("The server encountered an unexpected condition.");
-    if (!(err instanceof OAuthError)) inst.log.error({ err }, "authorize callback failed");
+    const e = err instanceof OAuthError ? err : unexpectedOAuthError(inst.log, err, { in: "authorize callback" });
     return deliverAuthorizationResponse(
       { redirectUri: authRequest.redirectUri, mode: authRequest.responseMode as "query", lang: authRequest.locale, theme: settings.branding, texts },
       { error: e.error, error_description: e.description, state: authRequest.state ?? undefined },

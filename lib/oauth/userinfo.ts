@@ -1,5 +1,5 @@
 import { readBodyText } from "@/lib/http/body";
-import { json, NO_STORE } from "@/lib/http/responses";
+import { json, NO_STORE, oauthErrorResponse, unexpectedOAuthError } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import { resolveAccessToken } from "./access-token";
 import { claimsForScopes } from "./claims";
@@ -102,7 +102,6 @@ export const handleUserinfo = corsEndpoint(["GET", "POST"], async (inst: Engine,
     return json({ ...claimsForScopes(t.user, t.scopes, primaryDomain, requested), ...roles, sub: t.user.id }, 200, { ...NO_STORE });
   } catch (err) {
     if (err instanceof BearerError) return err.response();
-    inst.log.error({ err, path: new URL(request.url).pathname }, "unhandled error");
-    return json({ error: "server_error", error_description: "The server encountered an unexpected condition." }, 500, { ...NO_STORE });
+    return oauthErrorResponse(unexpectedOAuthError(inst.log, err, { path: new URL(request.url).pathname }));
   }
 });

@@ -46,3 +46,9 @@ export const RequestNotSupported = define("request_not_supported");
 export const RequestUriNotSupported = define("request_uri_not_supported");
 export const InvalidTarget = define("invalid_target");
 export const ServerError = define("server_error", 500);
+/**
+ * RFC 6749 4.1.2.1's code for a server that cannot handle the request for now (overload or
+ * maintenance); Torii also answers it, with 503 and `Retry-After`, from the back-channel endpoints
+ * while the database is out of reach.
+ */
+export const TemporarilyUnavailable = define("temporarily_unavailable", 503);

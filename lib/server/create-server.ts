@@ -11,6 +11,7 @@ import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIM
 import { replayedRequest, screenActionBody } from "./form-screen";
 import { isActionBody, refusalBody, screenDeclaredLength, screenPageMethod, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { fastHandlerFor } from "./routes";
 
 export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -122,6 +123,12 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
         return;
       }
       if (err instanceof RequestAborted) return;
+      if (isDatabaseUnavailable(err)) {
+        engine.log.warn({ err, path: pathname }, "database unavailable");
+        if (!res.headersSent) res.writeHead(503, { "Content-Type": "application/json", "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS), ...common });
+        res.end(JSON.stringify({ error: "temporarily_unavailable", error_description: "The service is temporarily unavailable; try again shortly." }));
+        return;
+      }
       engine.log.error({ err, path: pathname }, "request failed");
       if (!res.headersSent) res.writeHead(500, { "Content-Type": "application/json", ...common });
       res.end(JSON.stringify({ error: "server_error", error_description: "The server encountered an unexpected condition." }));

@@ -1,0 +1,120 @@
+import net from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, startTestInstance, TEST_DB, type TestInstance } from "./harness";
+import { makeClientWithSecret } from "./authorize-support";
+import { basic } from "./token-support";
+
+/**
+ * A database out of reach (a restart, a failover, a network cut) is the server's temporary
+ * condition, not an unexpected one: requests that need it are answered 503 with Retry-After
+ * (RFC 9110 §15.6.4), in each endpoint's own shape, and are answered again once it is back.
+ * The instance reaches PostgreSQL through a TCP proxy that the test cuts and restores.
+ */
+class Proxy {
+  private server?: net.Server;
+  private sockets = new Set<net.Socket>();
+  port = 0;
+  constructor(private readonly upstream: { host: string; port: number }) {}
+
+  async open(): Promise<void> {
+    this.server = net.createServer((down) => {
+      const up = net.connect(this.upstream.port, this.upstream.host);
+      for (const s of [down, up]) {
+        this.sockets.add(s);
+        s.on("close", () => this.sockets.delete(s));
+        s.on("error", () => s.destroy());
+      }
+      down.pipe(up).pipe(down);
+    });
+    await new Promise<void>((r) => this.server!.listen(this.port, "127.0.0.1", r));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  /** Stops accepting (new connections are refused) and resets every open one. */
+  async cut(): Promise<void> {
+    const closed = new Promise<void>((r) => this.server!.close(() => { r(); }));
+    for (const s of this.sockets) s.resetAndDestroy();
+    await closed;
+  }
+}
+
+describe.skipIf(TEST_DB !== "pg")("a database out of reach", () => {
+  let t: TestInstance;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let proxy: Proxy;
+  let cc: { id: string; secret: string };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const direct = new URL(database.url);
+    proxy = new Proxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+    await proxy.open();
+    const viaProxy = new URL(database.url);
+    viaProxy.port = String(proxy.port);
+    t = await startTestInstance({ DATABASE_URL: viaProxy.toString() });
+    const { client, secret } = await makeClientWithSecret(t);
+    cc = { id: client.id, secret };
+  });
+  afterAll(async () => {
+    await t.close();
+    await proxy.cut().catch(() => undefined);
+    await database.drop();
+  });
+
+  // Answers during the outage come at once; five seconds is a hang.
+  const listUsers = () => t.api("/management/v1/users", { signal: AbortSignal.timeout(5_000) });
+  const refresh = () =>
+    fetch(t.baseUrl + "/oauth/v2/token", {
+      method: "POST",
+      headers: { authorization: basic(cc.id, cc.secret), "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=refresh_token&refresh_token=not-a-token",
+      signal: AbortSignal.timeout(5_000),
+    });
+  const authorize = () =>
+    fetch(t.baseUrl + `/oauth/v2/authorize?client_id=${cc.id}&redirect_uri=https%3A%2F%2Frp.example%2Fcb&response_type=code&scope=openid`, {
+      headers: { "accept-language": "de" },
+      redirect: "manual",
+      signal: AbortSignal.timeout(5_000),
+    });
+
+  it("is answered 503 with Retry-After while it lasts, and normally once it is back", async () => {
+    expect((await listUsers()).status).toBe(200);
+    expect((await refresh()).status).toBe(400);
+
+    await proxy.cut();
+
+    // The management API, in its error shape.
+    const api = await listUsers();
+    expect(api.status).toBe(503);
+    expect(api.headers.get("retry-after")).toBe("5");
+    expect(await api.json()).toEqual({ error: "service_unavailable", message: "The service is temporarily unavailable; try again shortly." });
+
+    // The token endpoint, as an OAuth error.
+    const token = await refresh();
+    expect(token.status).toBe(503);
+    expect(token.headers.get("retry-after")).toBe("5");
+    expect(token.headers.get("cache-control")).toBe("no-store");
+    expect(await token.json()).toEqual({ error: "temporarily_unavailable", error_description: "The service is temporarily unavailable; try again shortly." });
+
+    // The authorization endpoint, before it can check the client: its own page, in the
+    // browser's language (the lost listener dropped the cached settings and clients).
+    const page = await authorize();
+    expect(page.status).toBe(503);
+    expect(page.headers.get("retry-after")).toBe("5");
+    const html = await page.text();
+    expect(html).toContain('lang="de"');
+    expect(html).not.toMatch(/ECONNREFUSED|CONNECTION_|stack/);
+
+    // A longer outage: every request fails its attempt to connect, and the driver waits longer
+    // before each next one, but never more than about a second (reconnectDelaySeconds).
+    for (let i = 0; i < 10; i++) expect((await listUsers()).status).toBe(503);
+
+    await proxy.open();
+    const back = Date.now();
+    await expect.poll(async () => (await listUsers()).status, { timeout: 5_000, interval: 100 }).toBe(200);
+    expect(Date.now() - back).toBeLessThan(3_000);
+    expect((await refresh()).status).toBe(400);
+    expect((await authorize()).status).toBe(302);
+  });
+});
