@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
-import { NextIntlClientProvider } from "next-intl";
-import { getLocale } from "next-intl/server";
+import { NextIntlClientProvider, type AbstractIntlMessages } from "next-intl";
+import { getLocale, getMessages } from "next-intl/server";
 import { connection } from "next/server";
 import { torii } from "@torii/core/runtime";
 import { brandingVariables } from "@torii/core/login/branding";
@@ -28,14 +28,15 @@ async function branding() {
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
   // Branding and locale are per request: never prerender with build-time values.
   await connection();
-  const [locale, brand] = await Promise.all([getLocale(), branding()]);
+  const [locale, brand, messages] = await Promise.all([getLocale(), branding(), getMessages()]);
   return (
     <html lang={locale} data-theme={brand.darkMode} style={brandingVariables(brand)}>
       <body>
-        {/* No texts go to the browser from here: pages render their texts on the server, and the few
-            client components that translate get their own namespaces from their layout (the
-            console's: consoleClientMessages). Passing the whole catalog made every page about 50 KB heavier. */}
-        <NextIntlClientProvider messages={null}>{children}</NextIntlClientProvider>
+        {/* Only the error page's three texts go to the browser from here (app/error.tsx renders there
+            when a page fails): pages render their texts on the server, and the few client
+            components that translate get their own namespaces from their layout (the console's:
+            consoleClientMessages). Passing the whole catalog made every page about 50 KB heavier. */}
+        <NextIntlClientProvider messages={{ pageError: messages.pageError as AbstractIntlMessages }}>{children}</NextIntlClientProvider>
       </body>
     </html>
   );

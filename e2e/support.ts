@@ -1,3 +1,4 @@
+import pg from "pg";
 import { E2E_BASE_URL } from "../playwright.config";
 
 export const BASE_URL = E2E_BASE_URL;
@@ -23,4 +24,18 @@ export async function adminApi(pathname: string, init: { method?: string; json?:
     },
     body: init.json === undefined ? undefined : JSON.stringify(init.json),
   });
+}
+
+/** The PostgreSQL server on which the tests that start a Torii of their own make its database. */
+export const POSTGRES_SERVER_URL = process.env.E2E_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+
+/** Runs one statement on that server: a test's own database created or dropped. */
+export async function onPostgresServer(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: POSTGRES_SERVER_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
 }

@@ -7,10 +7,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import pg from "pg";
 import { alive, exited, freePort, printed } from "../test/process-support";
+import { onPostgresServer, POSTGRES_SERVER_URL } from "./support";
 
-const serverUrl = process.env.E2E_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+const serverUrl = POSTGRES_SERVER_URL;
 
 function childrenOf(pid: number): number[] {
   try {
@@ -25,16 +25,6 @@ function serverEnv(port: number, dataDir: string, extra: Record<string, string>)
   delete env.IDP_ADMIN_PAT;
   if (!extra.DATABASE_URL) delete env.DATABASE_URL;
   return env;
-}
-
-async function onServer(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: serverUrl });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
 }
 
 test("IDP_WORKERS=2 on PGlite is refused with a message that names DATABASE_URL", async () => {
@@ -55,7 +45,7 @@ test("IDP_WORKERS=2 on PostgreSQL: two workers serve one port, a dead worker is 
   test.skip(!serverUrl, "needs a PostgreSQL server (E2E_DATABASE_URL or TEST_DATABASE_URL)");
   test.setTimeout(180_000);
   const dbName = `torii_workers_${randomBytes(6).toString("hex")}`;
-  await onServer(`CREATE DATABASE ${dbName}`);
+  await onPostgresServer(`CREATE DATABASE ${dbName}`);
   const u = new URL(serverUrl!);
   u.pathname = `/${dbName}`;
   const port = await freePort();
@@ -94,6 +84,6 @@ test("IDP_WORKERS=2 on PostgreSQL: two workers serve one port, a dead worker is 
       // all gone, as they should be
     }
     fs.rmSync(dataDir, { recursive: true, force: true });
-    await onServer(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await onPostgresServer(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   }
 });

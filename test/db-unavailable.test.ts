@@ -1,9 +1,8 @@
-import net from "node:net";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, startTestInstance, TEST_DB, type TestInstance } from "./harness";
 import { makeClientWithSecret } from "./authorize-support";
 import { basic } from "./token-support";
+import { TcpProxy } from "./tcp-proxy";
 
 /**
  * A database out of reach (a restart, a failover, a network cut) is the server's temporary
@@ -11,44 +10,16 @@ import { basic } from "./token-support";
  * (RFC 9110 §15.6.4), in each endpoint's own shape, and are answered again once it is back.
  * The instance reaches PostgreSQL through a TCP proxy that the test cuts and restores.
  */
-class Proxy {
-  private server?: net.Server;
-  private sockets = new Set<net.Socket>();
-  port = 0;
-  constructor(private readonly upstream: { host: string; port: number }) {}
-
-  async open(): Promise<void> {
-    this.server = net.createServer((down) => {
-      const up = net.connect(this.upstream.port, this.upstream.host);
-      for (const s of [down, up]) {
-        this.sockets.add(s);
-        s.on("close", () => this.sockets.delete(s));
-        s.on("error", () => s.destroy());
-      }
-      down.pipe(up).pipe(down);
-    });
-    await new Promise<void>((r) => this.server!.listen(this.port, "127.0.0.1", r));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  /** Stops accepting (new connections are refused) and resets every open one. */
-  async cut(): Promise<void> {
-    const closed = new Promise<void>((r) => this.server!.close(() => { r(); }));
-    for (const s of this.sockets) s.resetAndDestroy();
-    await closed;
-  }
-}
-
 describe.skipIf(TEST_DB !== "pg")("a database out of reach", () => {
   let t: TestInstance;
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let proxy: Proxy;
+  let proxy: TcpProxy;
   let cc: { id: string; secret: string };
 
   beforeAll(async () => {
     database = await createTestDatabase();
     const direct = new URL(database.url);
-    proxy = new Proxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+    proxy = new TcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
     await proxy.open();
     const viaProxy = new URL(database.url);
     viaProxy.port = String(proxy.port);
