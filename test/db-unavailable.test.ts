@@ -3,6 +3,7 @@ import { createTestDatabase, startTestInstance, TEST_DB, type TestInstance } fro
 import { makeClientWithSecret } from "./authorize-support";
 import { basic } from "./token-support";
 import { TcpProxy } from "./tcp-proxy";
+import { LOCALE_COOKIE } from "@/lib/i18n/locales";
 
 /**
  * A database out of reach (a restart, a failover, a network cut) is the server's temporary
@@ -76,6 +77,20 @@ describe.skipIf(TEST_DB !== "pg")("a database out of reach", () => {
     const html = await page.text();
     expect(html).toContain('lang="de"');
     expect(html).not.toMatch(/ECONNREFUSED|CONNECTION_|stack/);
+
+    // A handler that fails on its first read, for a browser: a page in its language (the pinned
+    // one of its cookie first); for a program: the OAuth error's JSON.
+    const callback = (headers: Record<string, string>) => fetch(t.baseUrl + "/oauth/v2/authorize/callback?id=x", { headers, redirect: "manual", signal: AbortSignal.timeout(5_000) });
+    const inBrowser = await callback({ accept: "text/html,application/xhtml+xml", "accept-language": "fr", cookie: `${LOCALE_COOKIE}=it` });
+    expect(inBrowser.status).toBe(503);
+    expect(inBrowser.headers.get("retry-after")).toBe("5");
+    expect(inBrowser.headers.get("content-type")).toContain("text/html");
+    const italian = await inBrowser.text();
+    expect(italian).toContain('lang="it"');
+    expect(italian).toContain("Temporaneamente non disponibile");
+    const fromProgram = await callback({ accept: "application/json" });
+    expect(fromProgram.status).toBe(503);
+    expect((await fromProgram.json()).error).toBe("temporarily_unavailable");
 
     // A longer outage: every request fails its attempt to connect, and the driver waits longer
     // before each next one, but never more than about a second (reconnectDelaySeconds).

@@ -23,3 +23,15 @@ export function authorizeErrorPage(opts: {
     `<p>${escapeHtml(t("advice"))}</p></main>`;
   return htmlResponse({ status: opts.status, lang: opts.locale, title, body, style: baseStyle(opts.theme ?? DEFAULT_THEME) });
 }
+
+/**
+ * What a browser is shown when the database is out of reach under the authorization endpoint, its
+ * callback or a login form (the pages' own notice is app/error.tsx, with the same texts): 503
+ * with `Retry-After`, in its language, nothing of the error.
+ */
+export function unavailablePage(opts: { locale: string; retryAfterSeconds: number }): Response {
+  const t = (key: string) => translate(opts.locale, `pageError.${key}`, {});
+  const title = t("title");
+  const body = `<main><h1>${escapeHtml(title)}</h1><p id="error-message">${escapeHtml(t("lead"))}</p></main>`;
+  return htmlResponse({ status: 503, lang: opts.locale, title, body, style: baseStyle(DEFAULT_THEME), headers: { "Retry-After": String(opts.retryAfterSeconds) } });
+}

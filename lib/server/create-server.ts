@@ -12,6 +12,9 @@ import { replayedRequest, screenActionBody } from "./form-screen";
 import { isActionBody, refusalBody, screenDeclaredLength, screenPageMethod, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/lib/db/unavailable";
+import { isLocale, LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
+import { unavailablePage } from "@/lib/oauth/authorize-pages";
+import { parseCookies } from "@/lib/session/cookies";
 import { fastHandlerFor } from "./routes";
 
 export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -125,6 +128,15 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
       if (err instanceof RequestAborted) return;
       if (isDatabaseUnavailable(err)) {
         engine.log.warn({ err, path: pathname }, "database unavailable");
+        // A browser (the authorization endpoint before it could check the client, its callback, a
+        // login form) is shown a page in its language; a program gets the OAuth error's JSON.
+        if (!res.headersSent && header(req, "accept")?.includes("text/html")) {
+          const pinned = parseCookies(header(req, "cookie")).get(LOCALE_COOKIE);
+          const locale = pinned && isLocale(pinned) ? pinned : resolveLocale({ acceptLanguage: header(req, "accept-language") });
+          const reading = sendWebResponse(res, unavailablePage({ locale, retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS }), apiHeaders);
+          if (reading) await reading;
+          return;
+        }
         if (!res.headersSent) res.writeHead(503, { "Content-Type": "application/json", "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS), ...common });
         res.end(JSON.stringify({ error: "temporarily_unavailable", error_description: "The service is temporarily unavailable; try again shortly." }));
         return;
