@@ -25,8 +25,9 @@ export function authorizeErrorPage(opts: {
 }
 
 /**
- * What a browser is shown when the database is out of reach under the authorization endpoint, its
- * callback or a login form (the pages' own notice is app/error.tsx, with the same texts): 503
+ * What a browser is shown when the database is out of reach under a handler that has no page of
+ * its own for it, such as the authorization endpoint's callback (the pages' own notice is
+ * app/error.tsx, with the same texts; the login forms send the browser to their error page): 503
  * with `Retry-After`, in its language, nothing of the error.
  */
 export function unavailablePage(opts: { locale: string; retryAfterSeconds: number }): Response {

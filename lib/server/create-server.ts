@@ -128,8 +128,8 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
       if (err instanceof RequestAborted) return;
       if (isDatabaseUnavailable(err)) {
         engine.log.warn({ err, path: pathname }, "database unavailable");
-        // A browser (the authorization endpoint before it could check the client, its callback, a
-        // login form) is shown a page in its language; a program gets the OAuth error's JSON.
+        // A browser (at the authorization endpoint's callback, say) is shown a page in its
+        // language; a program gets the OAuth error's JSON.
         if (!res.headersSent && header(req, "accept")?.includes("text/html")) {
           const pinned = parseCookies(header(req, "cookie")).get(LOCALE_COOKIE);
           const locale = pinned && isLocale(pinned) ? pinned : resolveLocale({ acceptLanguage: header(req, "accept-language") });
