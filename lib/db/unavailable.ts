@@ -17,6 +17,12 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 /** How long a client should wait before retrying: about what a PostgreSQL restart takes. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
+/** What every endpoint family says with its 503, in its own shape, and the header it adds. */
+export const DATABASE_UNAVAILABLE = {
+  message: "The service is temporarily unavailable; try again shortly.",
+  headers: { "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) },
+} as const;
+
 const UNAVAILABLE = new RegExp(
   "^(?:" +
     [

@@ -1,5 +1,5 @@
 import type { Logger } from "@/lib/log";
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/lib/db/unavailable";
+import { DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { InvalidRequest, OAuthError, ServerError, TemporarilyUnavailable } from "@/lib/protocol/errors";
 import { isInputDataError } from "./text-input";
 import type { HttpRequest } from "@/lib/http/request";
@@ -207,7 +207,7 @@ export function backChannel<E extends { log: Logger }>(handler: (engine: E, requ
 export function unexpectedOAuthError(log: Logger, err: unknown, context: Record<string, unknown> = {}): OAuthError {
   if (isDatabaseUnavailable(err)) {
     log.warn({ err, ...context }, "database unavailable");
-    return new TemporarilyUnavailable("The service is temporarily unavailable; try again shortly.", { "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) });
+    return new TemporarilyUnavailable(DATABASE_UNAVAILABLE.message, { ...DATABASE_UNAVAILABLE.headers });
   }
   log.error({ err, ...context }, "unhandled error");
   return new ServerError("The server encountered an unexpected condition.");

@@ -1,6 +1,6 @@
 import { dateOf } from "@/lib/clock";
 import { hasNul, isInputDataError } from "@/lib/http/text-input";
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/lib/db/unavailable";
+import { DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { clientAddress } from "@/lib/http/client-address";
 import type { Engine } from "@/lib/engine";
 import type { User } from "@/lib/store/users";
@@ -92,7 +92,7 @@ async function serve(inst: Engine, request: HttpRequest, handle: (path: string, 
     if (isInputDataError(err)) return errorResponse(invalid("A value in the request cannot be processed."));
     if (isDatabaseUnavailable(err)) {
       inst.log.warn({ err, path: new URL(request.url).pathname }, "database unavailable");
-      return errorResponse(new ApiError(503, "service_unavailable", "The service is temporarily unavailable; try again shortly.", undefined, { "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) }));
+      return errorResponse(new ApiError(503, "service_unavailable", DATABASE_UNAVAILABLE.message, undefined, { ...DATABASE_UNAVAILABLE.headers }));
     }
     inst.log.error({ err, path: new URL(request.url).pathname }, "management API error");
     return jsonResponse({ error: "server_error", message: "The server encountered an unexpected condition." }, 500);

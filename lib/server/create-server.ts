@@ -11,7 +11,7 @@ import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIM
 import { replayedRequest, screenActionBody } from "./form-screen";
 import { isActionBody, refusalBody, screenDeclaredLength, screenPageMethod, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/lib/db/unavailable";
+import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { isLocale, LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { unavailablePage } from "@/lib/oauth/authorize-pages";
 import { parseCookies } from "@/lib/session/cookies";
@@ -137,8 +137,8 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
           if (reading) await reading;
           return;
         }
-        if (!res.headersSent) res.writeHead(503, { "Content-Type": "application/json", "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS), ...common });
-        res.end(JSON.stringify({ error: "temporarily_unavailable", error_description: "The service is temporarily unavailable; try again shortly." }));
+        if (!res.headersSent) res.writeHead(503, { "Content-Type": "application/json", ...DATABASE_UNAVAILABLE.headers, ...common });
+        res.end(JSON.stringify({ error: "temporarily_unavailable", error_description: DATABASE_UNAVAILABLE.message }));
         return;
       }
       engine.log.error({ err, path: pathname }, "request failed");
