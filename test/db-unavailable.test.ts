@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, startTestInstance, TEST_DB, type TestInstance } from "./harness";
 import { makeClientWithSecret } from "./authorize-support";
-import { basic } from "./token-support";
+import { basic, makeCode, makeUser, token } from "./token-support";
 import { TcpProxy } from "./tcp-proxy";
 import { LOCALE_COOKIE } from "@/lib/i18n/locales";
 
@@ -16,6 +16,8 @@ describe.skipIf(TEST_DB !== "pg")("a database out of reach", () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let proxy: TcpProxy;
   let cc: { id: string; secret: string };
+  let userAccessToken: string;
+  let idToken: string;
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -27,6 +29,11 @@ describe.skipIf(TEST_DB !== "pg")("a database out of reach", () => {
     t = await startTestInstance({ DATABASE_URL: viaProxy.toString() });
     const { client, secret } = await makeClientWithSecret(t);
     cc = { id: client.id, secret };
+    const { code } = await makeCode(t, { client, user: await makeUser(t), scopes: ["openid", "profile"] });
+    const issued = await token(t, { grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb" }, { auth: basic(cc.id, cc.secret) });
+    expect(issued.status).toBe(200);
+    userAccessToken = issued.body.access_token;
+    idToken = issued.body.id_token;
   });
   afterAll(async () => {
     await t.close();
@@ -43,6 +50,15 @@ describe.skipIf(TEST_DB !== "pg")("a database out of reach", () => {
       body: "grant_type=refresh_token&refresh_token=not-a-token",
       signal: AbortSignal.timeout(5_000),
     });
+  const backChannel = (path: string) =>
+    fetch(t.baseUrl + path, {
+      method: "POST",
+      headers: { authorization: basic(cc.id, cc.secret), "content-type": "application/x-www-form-urlencoded" },
+      body: `token=${encodeURIComponent(userAccessToken)}`,
+      signal: AbortSignal.timeout(5_000),
+    });
+  const userinfo = () =>
+    fetch(t.baseUrl + "/oidc/v1/userinfo", { headers: { authorization: `Bearer ${userAccessToken}` }, signal: AbortSignal.timeout(5_000) });
   const authorize = () =>
     fetch(t.baseUrl + `/oauth/v2/authorize?client_id=${cc.id}&redirect_uri=https%3A%2F%2Frp.example%2Fcb&response_type=code&scope=openid`, {
       headers: { "accept-language": "de" },
@@ -53,6 +69,7 @@ describe.skipIf(TEST_DB !== "pg")("a database out of reach", () => {
   it("is answered 503 with Retry-After while it lasts, and normally once it is back", async () => {
     expect((await listUsers()).status).toBe(200);
     expect((await refresh()).status).toBe(400);
+    expect((await userinfo()).status).toBe(200);
 
     await proxy.cut();
 
@@ -68,6 +85,26 @@ describe.skipIf(TEST_DB !== "pg")("a database out of reach", () => {
     expect(token.headers.get("retry-after")).toBe("5");
     expect(token.headers.get("cache-control")).toBe("no-store");
     expect(await token.json()).toEqual({ error: "temporarily_unavailable", error_description: "The service is temporarily unavailable; try again shortly." });
+
+    // A valid access token whose revocation records cannot be read is not known to be invalid:
+    // userinfo, introspection and revocation answer 503, not 401, `active: false` or a 200 that
+    // revoked nothing (the lost listener dropped what the instance remembered of the token).
+    for (const res of [await userinfo(), await backChannel("/oauth/v2/introspect"), await backChannel("/oauth/v2/revoke")]) {
+      expect(res.status, res.url).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("5");
+      expect(await res.json()).toEqual({ error: "temporarily_unavailable", error_description: "The service is temporarily unavailable; try again shortly." });
+    }
+
+    // A logout with a valid id_token_hint whose keys cannot be read is not a bad request: the
+    // browser is told the service is unavailable, in its language.
+    const logout = await fetch(t.baseUrl + `/oidc/v1/end_session?id_token_hint=${idToken}`, {
+      headers: { accept: "text/html", "accept-language": "fr" },
+      redirect: "manual",
+      signal: AbortSignal.timeout(5_000),
+    });
+    expect(logout.status).toBe(503);
+    expect(logout.headers.get("retry-after")).toBe("5");
+    expect(await logout.text()).toContain('lang="fr"');
 
     // The authorization endpoint, before it can check the client: its own page, in the
     // browser's language (the lost listener dropped the cached settings and clients).
@@ -101,6 +138,8 @@ describe.skipIf(TEST_DB !== "pg")("a database out of reach", () => {
     await expect.poll(async () => (await listUsers()).status, { timeout: 5_000, interval: 100 }).toBe(200);
     expect(Date.now() - back).toBeLessThan(3_000);
     expect((await refresh()).status).toBe(400);
+    expect((await userinfo()).status).toBe(200);
+    expect(await (await backChannel("/oauth/v2/introspect")).json()).toMatchObject({ active: true });
     expect((await authorize()).status).toBe(302);
   });
 });

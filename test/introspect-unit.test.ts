@@ -1,5 +1,5 @@
 import { decodeJwt } from "jose";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { sha256 } from "@/lib/crypto";
 import type { Engine } from "@/lib/engine";
 import { handleIntrospect } from "@/lib/oauth/introspect";
@@ -125,6 +125,34 @@ describe("tokens that are not active access tokens answer {active:false} and not
     expect((await introspect(`${h}.${p}.${"A".repeat(342)}`)).body).toEqual({ active: false });
     m.users.set(user.id, { ...user, locked: true });
     expect((await introspect(t.access_token)).body).toEqual({ active: false });
+  });
+});
+
+describe("a token whose checks cannot be made now", () => {
+  // What postgres.js reports when the database went away under a query (lib/db/unavailable.ts).
+  const cut = () => Object.assign(new Error("write CONNECTION_CLOSED"), { code: "CONNECTION_CLOSED" });
+
+  it("is not answered inactive when its revocation records cannot be read: 503 temporarily_unavailable, JWT or sealed", async () => {
+    const jwt = await codeTokens();
+    const opaqueClient = secretClient("rp", SECRET, { accessTokenType: "opaque" });
+    m.clients.set(opaqueClient.id, opaqueClient);
+    const opaque = await codeTokens(opaqueClient);
+    vi.spyOn(engine.store.tokens, "isAccessTokenRevoked").mockRejectedValue(cut());
+    for (const token of [jwt.access_token, opaque.access_token]) {
+      const { res, body } = await introspect(token);
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("5");
+      expect(body).toEqual({ error: "temporarily_unavailable", error_description: "The service is temporarily unavailable; try again shortly." });
+    }
+    // A token that is not ours fails before anything is read: still inactive, not unavailable.
+    const [h, p] = jwt.access_token.split(".");
+    expect((await introspect(`${h}.${p}.${"A".repeat(342)}`)).body).toEqual({ active: false });
+  });
+
+  it("is not answered inactive when the signing keys cannot be read", async () => {
+    const jwt = await codeTokens();
+    vi.spyOn(engine.store.keys, "verification").mockRejectedValue(cut());
+    expect((await introspect(jwt.access_token)).res.status).toBe(503);
   });
 });
 

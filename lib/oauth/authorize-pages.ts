@@ -1,4 +1,6 @@
+import { isLocale, LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { translate } from "@/lib/i18n/messages";
+import { parseCookies } from "@/lib/session/cookies";
 import { baseStyle, escapeHtml, htmlResponse, type Theme } from "./html";
 
 const DEFAULT_THEME: Theme = { primaryColor: "#c2410c", backgroundColor: "#fafaf9", darkMode: "auto" };
@@ -30,9 +32,12 @@ export function authorizeErrorPage(opts: {
  * app/error.tsx, with the same texts; the login forms send the browser to their error page): 503
  * with `Retry-After`, in its language, nothing of the error.
  */
-export function unavailablePage(opts: { locale: string; retryAfterSeconds: number }): Response {
-  const t = (key: string) => translate(opts.locale, `pageError.${key}`, {});
+export function unavailablePage(opts: { cookie: string | null | undefined; acceptLanguage: string | null | undefined; retryAfterSeconds: number }): Response {
+  // No settings can be read: the browser's pinned language (the switcher's cookie), else its own.
+  const pinned = parseCookies(opts.cookie).get(LOCALE_COOKIE);
+  const locale = pinned && isLocale(pinned) ? pinned : resolveLocale({ acceptLanguage: opts.acceptLanguage });
+  const t = (key: string) => translate(locale, `pageError.${key}`, {});
   const title = t("title");
   const body = `<main><h1>${escapeHtml(title)}</h1><p id="error-message">${escapeHtml(t("lead"))}</p></main>`;
-  return htmlResponse({ status: 503, lang: opts.locale, title, body, style: baseStyle(DEFAULT_THEME), headers: { "Retry-After": String(opts.retryAfterSeconds) } });
+  return htmlResponse({ status: 503, lang: locale, title, body, style: baseStyle(DEFAULT_THEME), headers: { "Retry-After": String(opts.retryAfterSeconds) } });
 }

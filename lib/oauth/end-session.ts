@@ -1,7 +1,8 @@
 import { hasNul } from "@/lib/http/text-input";
 import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
-import { found, seeOther } from "@/lib/http/responses";
+import { found, seeOther, unexpectedOAuthError } from "@/lib/http/responses";
+import { TemporarilyUnavailable } from "@/lib/protocol/errors";
 import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import type { Engine } from "@/lib/engine";
 import { LOGIN_PATHS } from "@/lib/login/paths";
@@ -11,6 +12,7 @@ import type { Client } from "@/lib/store/clients";
 import type { Session } from "@/lib/store/sessions";
 import { verifyIdTokenHint, type IdTokenHint } from "./id-token-hint";
 import { sealPendingLogout } from "./end-session-request";
+import { unavailablePage } from "./authorize-pages";
 import { isFormEncoded } from "@/lib/http/body";
 import type { HttpRequest } from "@/lib/http/request";
 
@@ -205,7 +207,12 @@ export async function handleEndSession(inst: Engine, request: HttpRequest): Prom
   } catch (err) {
     if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
     if (err instanceof Refused) return redirect(issuer, errorLocation(err.reason), request.method);
-    inst.log.error({ err }, "end_session failed");
+    const e = unexpectedOAuthError(inst.log, err, { in: "end_session" });
+    // A database out of reach is no bad request: the browser is asked to try again, in its language.
+    if (e instanceof TemporarilyUnavailable) {
+      const retryAfterSeconds = Number(e.headers["Retry-After"]);
+      return unavailablePage({ cookie: request.headers.get("cookie"), acceptLanguage: request.headers.get("accept-language"), retryAfterSeconds });
+    }
     return redirect(issuer, errorLocation("badRequest"), request.method);
   }
 }

@@ -1,4 +1,4 @@
-import type { TokenEnv } from "./tokens";
+import { isTokenFault, type TokenEnv } from "./tokens";
 import { compactVerify } from "jose";
 import { SIGNING_ALG } from "@/lib/keys/signing-keys";
 
@@ -17,18 +17,31 @@ export async function verifyIdTokenHint(
   token: string,
 ): Promise<IdTokenHint | undefined> {
   if (token.length > 8192) return undefined;
+  // Read outside the `try`: keys that cannot be read (the database out of reach) make the hint
+  // unverifiable for now, not invalid.
+  const keys = await env.store.keys.verification();
+  let verified;
   try {
-    const { payload, protectedHeader } = await compactVerify(token, await env.store.keys.verification(), { algorithms: [SIGNING_ALG] });
-    // An access token (typ at+jwt) is not an ID token, even though we signed it.
-    if ((protectedHeader.typ ?? "JWT") !== "JWT") return undefined;
-    const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
-    if (claims.iss !== env.issuer || typeof claims.sub !== "string" || !claims.sub) return undefined;
-    const aud = (Array.isArray(claims.aud) ? claims.aud : [claims.aud]).filter((a): a is string => typeof a === "string");
-    // OIDC Core 2: azp names the party the token was issued to; without it, a single audience does.
-    const azp = typeof claims.azp === "string" ? claims.azp : aud.length === 1 ? aud[0] : undefined;
-    if (!azp || !aud.includes(azp)) return undefined;
-    return { sub: claims.sub, azp, aud, sid: typeof claims.sid === "string" ? claims.sid : null };
+    verified = await compactVerify(token, keys, { algorithms: [SIGNING_ALG] });
+  } catch (err) {
+    if (isTokenFault(err)) return undefined;
+    throw err;
+  }
+  const { payload, protectedHeader } = verified;
+  // An access token (typ at+jwt) is not an ID token, even though we signed it.
+  if ((protectedHeader.typ ?? "JWT") !== "JWT") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(payload));
   } catch {
     return undefined;
   }
+  if (!parsed || typeof parsed !== "object") return undefined;
+  const claims = parsed as Record<string, unknown>;
+  if (claims.iss !== env.issuer || typeof claims.sub !== "string" || !claims.sub) return undefined;
+  const aud = (Array.isArray(claims.aud) ? claims.aud : [claims.aud]).filter((a): a is string => typeof a === "string");
+  // OIDC Core 2: azp names the party the token was issued to; without it, a single audience does.
+  const azp = typeof claims.azp === "string" ? claims.azp : aud.length === 1 ? aud[0] : undefined;
+  if (!azp || !aud.includes(azp)) return undefined;
+  return { sub: claims.sub, azp, aud, sid: typeof claims.sid === "string" ? claims.sid : null };
 }

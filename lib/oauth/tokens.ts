@@ -1,6 +1,6 @@
 import { dateOf, secondsOf } from "@/lib/clock";
 import type { Target } from "./resources";
-import { jwtVerify, SignJWT, type JWTPayload } from "jose";
+import { errors, jwtVerify, SignJWT, type JWTPayload } from "jose";
 import { NODE_SIGNED_ALGS, signCompactRs256 } from "@/lib/keys/jws";
 import { randomToken, sha256Digest } from "@/lib/crypto";
 import { acrOf } from "@/lib/protocol/vocabulary";
@@ -226,26 +226,42 @@ export async function verifyOwnJwt(
   typ: "at+jwt" | "JWT",
 ): Promise<JWTPayload | undefined> {
   if (!looksLikeJwt(token)) return undefined;
+  // The keys and the revocation records are read outside the `try`: when they cannot be read
+  // (the database out of reach), the token is not known to be invalid, and saying so would have
+  // a resource server refuse it, or a revocation answer 200 having revoked nothing.
+  const keys = await env.store.keys.verification();
+  let verified;
   try {
-    const { payload, protectedHeader } = await jwtVerify(token, await env.store.keys.verification(), {
+    verified = await jwtVerify(token, keys, {
       algorithms: [SIGNING_ALG],
       issuer: env.issuer,
       requiredClaims: ["exp", "iat", "sub"],
       currentDate: dateOf(env.store.clock),
     });
-    if ((protectedHeader.typ ?? "JWT") !== typ) return undefined;
-    const revoked = await env.store.tokens.isAccessTokenRevoked({
-      jti: payload.jti,
-      grantId: typeof payload[GRANT_CLAIM] === "string" ? payload[GRANT_CLAIM] : null,
-      sessionId: typeof payload.sid === "string" ? payload.sid : null,
-      iat: payload.iat,
-      // A deleted API's tokens (lib/store/apis.ts) are revoked by their audience.
-      audience: Array.isArray(payload.aud) ? payload.aud : typeof payload.aud === "string" ? [payload.aud] : [],
-    });
-    return revoked ? undefined : payload;
-  } catch {
-    return undefined;
+  } catch (err) {
+    if (isTokenFault(err)) return undefined;
+    throw err;
   }
+  const { payload, protectedHeader } = verified;
+  if ((protectedHeader.typ ?? "JWT") !== typ) return undefined;
+  const revoked = await env.store.tokens.isAccessTokenRevoked({
+    jti: payload.jti,
+    grantId: typeof payload[GRANT_CLAIM] === "string" ? payload[GRANT_CLAIM] : null,
+    sessionId: typeof payload.sid === "string" ? payload.sid : null,
+    iat: payload.iat,
+    // A deleted API's tokens (lib/store/apis.ts) are revoked by their audience.
+    audience: Array.isArray(payload.aud) ? payload.aud : typeof payload.aud === "string" ? [payload.aud] : [],
+  });
+  return revoked ? undefined : payload;
+}
+
+/**
+ * Whether a failure to verify a JWT is the token's own (malformed, not signed by a key of ours,
+ * expired, wrong issuer...): jose reports every such case as a JOSEError. Anything else is the
+ * server's and must not be answered as an invalid token.
+ */
+export function isTokenFault(err: unknown): boolean {
+  return err instanceof errors.JOSEError;
 }
 
 /**

@@ -12,9 +12,7 @@ import { replayedRequest, screenActionBody } from "./form-screen";
 import { isActionBody, refusalBody, screenDeclaredLength, screenPageMethod, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
 import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "@/lib/db/unavailable";
-import { isLocale, LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { unavailablePage } from "@/lib/oauth/authorize-pages";
-import { parseCookies } from "@/lib/session/cookies";
 import { fastHandlerFor } from "./routes";
 
 export type NextRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -131,9 +129,8 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
         // A browser (at the authorization endpoint's callback, say) is shown a page in its
         // language; a program gets the OAuth error's JSON.
         if (!res.headersSent && header(req, "accept")?.includes("text/html")) {
-          const pinned = parseCookies(header(req, "cookie")).get(LOCALE_COOKIE);
-          const locale = pinned && isLocale(pinned) ? pinned : resolveLocale({ acceptLanguage: header(req, "accept-language") });
-          const reading = sendWebResponse(res, unavailablePage({ locale, retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS }), apiHeaders);
+          const page = unavailablePage({ cookie: header(req, "cookie"), acceptLanguage: header(req, "accept-language"), retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS });
+          const reading = sendWebResponse(res, page, apiHeaders);
           if (reading) await reading;
           return;
         }
