@@ -204,5 +204,16 @@ describe("GET /management/v1/openapi.json", () => {
     const list = doc.paths["/users"].get;
     expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(["limit", "offset", "search", "type", "ids"]);
     expect(doc.paths["/clients/{clientId}"].get.parameters[0]).toMatchObject({ name: "clientId", in: "path", required: true });
+
+    // Every operation of the API documents the answers every route can give: no valid token, not
+    // an administrator, and the database out of reach (503 with Retry-After, test/db-unavailable.test.ts).
+    const error = { content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+    for (const [path, operations] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { description: string }> }>>)) {
+      if (path === "/openapi.json") continue;
+      for (const [method, op] of Object.entries(operations)) {
+        for (const status of ["401", "403", "503"]) expect(op.responses[status], `${method} ${path} ${status}`).toMatchObject(error);
+        expect(op.responses["503"]!.description, `${method} ${path}`).toMatch(/Retry-After/);
+      }
+    }
   });
 });
