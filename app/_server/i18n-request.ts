@@ -2,16 +2,12 @@ import { cookies, headers } from "next/headers";
 import { getRequestConfig } from "next-intl/server";
 import { torii } from "@torii/core/runtime";
 import { getSettings } from "@torii/core/store/settings";
-import { isLocale, LOCALE_COOKIE, resolveLocale } from "@torii/core/i18n/locales";
+import { LOCALE_COOKIE, pageLocale } from "@torii/core/i18n/locales";
 import { applyOverrides, cachedOverrides } from "@torii/core/i18n/overrides";
 
 export default getRequestConfig(async () => {
   const [h, c] = await Promise.all([headers(), cookies()]);
-  const pinned = c.get(LOCALE_COOKIE)?.value;
-  const locale =
-    pinned && isLocale(pinned)
-      ? pinned
-      : resolveLocale({ acceptLanguage: h.get("accept-language"), defaultLocale: await instanceDefaultLocale() });
+  const locale = pageLocale({ pinned: c.get(LOCALE_COOKIE)?.value, acceptLanguage: h.get("accept-language"), defaultLocale: await instanceDefaultLocale() });
   const base = ((await import(`../../messages/${locale}.json`)) as { default: Record<string, unknown> }).default;
   return { locale, messages: await withTextOverrides(locale, base), ...(MARK_MISSING ? markMissing : {}) };
 });

@@ -15,7 +15,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 /** How long a client should wait before retrying: about what a PostgreSQL restart takes. */
-export const DATABASE_RETRY_AFTER_SECONDS = 5;
+const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /** What every endpoint family says with its 503, in its own shape, and the header it adds. */
 export const DATABASE_UNAVAILABLE = {

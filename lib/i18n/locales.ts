@@ -52,3 +52,11 @@ export function resolveLocale(opts: {
   }
   return opts.defaultLocale && isLocale(opts.defaultLocale) ? opts.defaultLocale : "en";
 }
+
+/**
+ * The locale of a page: the one the visitor pinned with the language switcher (the value of
+ * LOCALE_COOKIE), else resolveLocale's choice.
+ */
+export function pageLocale(opts: { pinned?: string | null; acceptLanguage?: string | null; defaultLocale?: string | null }): Locale {
+  return opts.pinned && isLocale(opts.pinned) ? opts.pinned : resolveLocale(opts);
+}

@@ -1,4 +1,4 @@
-import { isLocale, LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
+import { LOCALE_COOKIE, pageLocale } from "@/lib/i18n/locales";
 import { translate } from "@/lib/i18n/messages";
 import { parseCookies } from "@/lib/session/cookies";
 import { baseStyle, escapeHtml, htmlResponse, type Theme } from "./html";
@@ -30,14 +30,13 @@ export function authorizeErrorPage(opts: {
  * What a browser is shown when the database is out of reach under a handler that has no page of
  * its own for it, such as the authorization endpoint's callback (the pages' own notice is
  * app/error.tsx, with the same texts; the login forms send the browser to their error page): 503
- * with `Retry-After`, in its language, nothing of the error.
+ * with the caller's `Retry-After` header, in its language, nothing of the error.
  */
-export function unavailablePage(opts: { cookie: string | null | undefined; acceptLanguage: string | null | undefined; retryAfterSeconds: number }): Response {
-  // No settings can be read: the browser's pinned language (the switcher's cookie), else its own.
-  const pinned = parseCookies(opts.cookie).get(LOCALE_COOKIE);
-  const locale = pinned && isLocale(pinned) ? pinned : resolveLocale({ acceptLanguage: opts.acceptLanguage });
+export function unavailablePage(opts: { cookie: string | null | undefined; acceptLanguage: string | null | undefined; headers: Readonly<Record<string, string>> }): Response {
+  // No settings can be read: the browser's pinned language, else its own.
+  const locale = pageLocale({ pinned: parseCookies(opts.cookie).get(LOCALE_COOKIE), acceptLanguage: opts.acceptLanguage });
   const t = (key: string) => translate(locale, `pageError.${key}`, {});
   const title = t("title");
   const body = `<main><h1>${escapeHtml(title)}</h1><p id="error-message">${escapeHtml(t("lead"))}</p></main>`;
-  return htmlResponse({ status: 503, lang: locale, title, body, style: baseStyle(DEFAULT_THEME), headers: { "Retry-After": String(opts.retryAfterSeconds) } });
+  return htmlResponse({ status: 503, lang: locale, title, body, style: baseStyle(DEFAULT_THEME), headers: { ...opts.headers } });
 }

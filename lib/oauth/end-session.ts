@@ -210,8 +210,7 @@ export async function handleEndSession(inst: Engine, request: HttpRequest): Prom
     const e = unexpectedOAuthError(inst.log, err, { in: "end_session" });
     // A database out of reach is no bad request: the browser is asked to try again, in its language.
     if (e instanceof TemporarilyUnavailable) {
-      const retryAfterSeconds = Number(e.headers["Retry-After"]);
-      return unavailablePage({ cookie: request.headers.get("cookie"), acceptLanguage: request.headers.get("accept-language"), retryAfterSeconds });
+      return unavailablePage({ cookie: request.headers.get("cookie"), acceptLanguage: request.headers.get("accept-language"), headers: e.headers });
     }
     return redirect(issuer, errorLocation("badRequest"), request.method);
   }

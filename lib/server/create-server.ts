@@ -11,7 +11,7 @@ import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, DEFAULT_SERVER_LIM
 import { replayedRequest, screenActionBody } from "./form-screen";
 import { isActionBody, refusalBody, screenDeclaredLength, screenPageMethod, screenRequestLine, screenServerActionOrigin, type PageScreen, type Refusal } from "./request-screen";
 import { ROUND_TRIPS_HEADER, type RoundTripCounter } from "@/lib/db/round-trips";
-import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "@/lib/db/unavailable";
+import { DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "@/lib/db/unavailable";
 import { unavailablePage } from "@/lib/oauth/authorize-pages";
 import { fastHandlerFor } from "./routes";
 
@@ -129,7 +129,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
         // A browser (at the authorization endpoint's callback, say) is shown a page in its
         // language; a program gets the OAuth error's JSON.
         if (!res.headersSent && header(req, "accept")?.includes("text/html")) {
-          const page = unavailablePage({ cookie: header(req, "cookie"), acceptLanguage: header(req, "accept-language"), retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS });
+          const page = unavailablePage({ cookie: header(req, "cookie"), acceptLanguage: header(req, "accept-language"), headers: DATABASE_UNAVAILABLE.headers });
           const reading = sendWebResponse(res, page, apiHeaders);
           if (reading) await reading;
           return;
