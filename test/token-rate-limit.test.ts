@@ -4,7 +4,7 @@ import { SlidingWindow } from "@/lib/http/sliding-window";
 import { startTestInstance, type TestInstance } from "./harness";
 import { FakeClock } from "./fakes/fake-clock";
 import { inOneMinuteWindow } from "./minute-window";
-import { basic, makeClient } from "./token-support";
+import { basic, CHALLENGE, makeClient, makeCode, makeUser, VERIFIER } from "./token-support";
 
 /**
  * Issue 16, defect 7: `rateLimits.tokenPerMinute` is enforced per client address and per client
@@ -55,6 +55,29 @@ describe("token endpoint rate limit", () => {
     // Another client is not affected.
     const other = await makeClient(t, { grantTypes: ["client_credentials"] });
     expect((await tokenRequest(basic(other.client.id, other.secret!), "203.0.113.50")).status).toBe(200);
+  });
+
+  it("a public client: strangers sending its client_id cannot use up its users' share; each address is still limited", async () => {
+    const { client } = await makeClient(t, { authMethod: "none", grantTypes: ["authorization_code", "refresh_token"] });
+    const user = await makeUser(t);
+    const exchange = (code: string, from: string) =>
+      fetch(t.baseUrl + "/oauth/v2/token", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": from },
+        body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: "https://rp.example/cb", client_id: client.id, code_verifier: VERIFIER }).toString(),
+      });
+    await inOneMinuteWindow();
+    // Ten requests naming the client (twice the limit), each from an address of its own.
+    for (let i = 0; i < 10; i++) expect((await exchange(`made-up-${i}`, `198.51.100.${20 + i}`)).status).toBe(400);
+    // A user of the application, from another address, still gets tokens.
+    const { code } = await makeCode(t, { client, user, challenge: CHALLENGE });
+    const res = await exchange(code, "198.51.100.99");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { access_token?: string }).access_token).toEqual(expect.any(String));
+    // One address sending more than the limit is refused, as for any client.
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await exchange(`made-up-again-${i}`, "198.51.100.77")).status);
+    expect(statuses).toEqual([400, 400, 400, 400, 400, 429, 429]);
   });
 
   it("a flood of failed authentications writes one sampled audit event per client and address a minute", async () => {

@@ -1,7 +1,7 @@
 import { json, NO_STORE } from "@/lib/http/responses";
 import { clientAddress } from "@/lib/http/client-address";
 import type { Engine } from "@/lib/engine";
-import { authenticateClient, claimedClientId, hasClientCredentials } from "./client-auth";
+import { authenticateClient, claimedClientId, hasClientCredentials, type AuthenticatedClient } from "./client-auth";
 import { InvalidClient, InvalidRequest, type OAuthError, UnauthorizedClient, UnsupportedGrantType } from "@/lib/protocol/errors";
 import { corsEndpoint, type CorsScope } from "./cors";
 import { readForm, type Form } from "./form";
@@ -44,19 +44,23 @@ export const handleToken = corsEndpoint(["POST"], async (inst: Engine, request: 
   }
 
   const env = { store: inst.store, issuer: inst.issuer, caches: inst.caches };
-  let client = null;
+  let authenticated: AuthenticatedClient | null = null;
   try {
-    if (grant.clientAuth !== "optional") client = (await authenticateClient(request, form, env, grant.clientAuth)).client;
-    else if (hasClientCredentials(request, form)) client = (await authenticateClient(request, form, env)).client;
+    if (grant.clientAuth !== "optional") authenticated = await authenticateClient(request, form, env, grant.clientAuth);
+    else if (hasClientCredentials(request, form)) authenticated = await authenticateClient(request, form, env);
   } catch (err) {
     if (err instanceof InvalidClient) await auditFailedClientAuth(inst, request, form, err, address);
     throw err;
   }
+  const client = authenticated?.client ?? null;
   // A browser application reads the answer (even an error about its grant) from its web origins.
   if (client) cors.client = client;
-  // Counted once authenticated, so that nobody can use up a client's share by naming it.
-  if (client) {
-    const byClient = inst.tokenThrottle.hit(inst.store.rateLimits, `client:${client.id}`, limit);
+  // Counted once the client has proved who it is, so that nobody can use up its share by naming
+  // it. A public client (`none`) proves nothing: anyone can send its client_id, so a share of its
+  // own would let one stranger's requests refuse every one of its users. Its requests count
+  // against their addresses only.
+  if (authenticated && authenticated.method !== "none") {
+    const byClient = inst.tokenThrottle.hit(inst.store.rateLimits, `client:${authenticated.client.id}`, limit);
     if (!byClient.allowed) return tooManyRequests(byClient.retryAfterSeconds);
   }
   if (client && !client.grantTypes.includes(grantType)) {
