@@ -1,7 +1,7 @@
 import http from "node:http";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectionClientAddress, resolveClientAddress, trustedProxyList } from "@/lib/http/client-address";
+import { addressForLimits, connectionClientAddress, resolveClientAddress, trustedProxyList } from "@/lib/http/client-address";
 import { startTestInstance, type TestInstance } from "./harness";
 import { NEXT_ROUTES } from "./next-routes";
 import { rawRequest } from "./raw-http";
@@ -389,6 +389,19 @@ describe("client address behind trusted proxies (defect 3)", () => {
 
   it("stops at a hop that is not an address", () => {
     expect(resolveClientAddress("10.0.0.1", "1.2.3.4, garbage", list)).toBe("10.0.0.1");
+  });
+
+  it("limits count an IPv4 address as it is and an IPv6 address by its /64", () => {
+    expect(addressForLimits("198.51.100.7")).toBe("198.51.100.7");
+    expect(addressForLimits("unknown")).toBe("unknown");
+    expect(addressForLimits("2001:db8:1:2:3:4:5:6")).toBe("2001:db8:1:2::/64");
+    expect(addressForLimits("2001:db8:1:2:ffff::9")).toBe("2001:db8:1:2::/64");
+    expect(addressForLimits("2001:DB8:0001:0002::")).toBe("2001:db8:1:2::/64");
+    expect(addressForLimits("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(addressForLimits("::1")).toBe("0:0:0:0::/64");
+    expect(addressForLimits("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+    expect(addressForLimits("2001:db8:aa:bb::192.0.2.1")).toBe("2001:db8:aa:bb::/64");
+    expect(addressForLimits("64:ff9b::192.0.2.1")).toBe("64:ff9b:0:0::/64");
   });
 
   it("resolves each request of a keep-alive connection by its own X-Forwarded-For", () => {

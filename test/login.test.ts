@@ -217,6 +217,19 @@ describe("sliding windows (injected time)", () => {
     expect(late.ok).toBe(true);
   });
 
+  it("an IPv6 client is counted by its /64: changing the lower half of the address starts no fresh count", async () => {
+    await makeUser(t, "oskar");
+    const t0 = Date.UTC(2030, 0, 4, 10, 0, 7);
+    // Three failures, each from another address of one /64 (free two, then 1 s after the latest).
+    expect(await check("oskar", "x", at(t0, 0), "2001:db8:77:1::a")).toEqual({ ok: false, reason: "invalid" });
+    expect(await check("oskar", "x", at(t0, 1), "2001:db8:77:1:ffff::b")).toEqual({ ok: false, reason: "invalid" });
+    expect(await check("oskar", "x", at(t0, 2), "2001:db8:77:1:1:2:3:4")).toEqual({ ok: false, reason: "invalid" });
+    // A fourth address of the same /64 waits as the first would (2 s after t=2) ...
+    expect(await check("oskar", "correct horse battery", at(t0, 3), "2001:db8:77:1::d")).toEqual({ ok: false, reason: "throttled", retryAfterSeconds: 1 });
+    // ... while another /64 has a count of its own.
+    expect((await check("oskar", "correct horse battery", at(t0, 3), "2001:db8:77:2::a")).ok).toBe(true);
+  });
+
   it("the account lock counts failures of the last window only", async () => {
     const nina = await makeUser(t, "nina");
     const p = { ...policy, freeFailures: 1000, lockAfterFailures: 4 };
@@ -336,6 +349,29 @@ describe("registration", () => {
       const elsewhere = new Browser(t);
       elsewhere.headers["x-torii-client-address"] = "10.33.0.4";
       expect((await register(elsewhere, fields("paul-3"))).res.headers.get("location")).toMatch(/^\/ui\/login\/registered/);
+    } finally {
+      await updateSettings(t.inst, { rateLimits: before });
+    }
+  });
+
+  it("counts an IPv6 client by its /64", async () => {
+    const before = (await getSettings(t.inst)).rateLimits;
+    await updateSettings(t.inst, { rateLimits: { ...before, registrationPerHour: 2 } });
+    try {
+      const from = (address: string) => {
+        const b = new Browser(t);
+        b.headers["x-torii-client-address"] = address;
+        return b;
+      };
+      for (const [name, address] of [
+        ["quinn-1", "2001:db8:33:1::1"],
+        ["quinn-2", "2001:db8:33:1::2"],
+      ] as const) {
+        expect((await register(from(address), fields(name))).res.headers.get("location")).toMatch(/^\/ui\/login\/registered/);
+      }
+      // A third address of the same /64 is refused; one of another /64 is not.
+      expect((await register(from("2001:db8:33:1:abcd::3"), fields("quinn-3"))).res.headers.get("location")).toMatch(/^\/ui\/login\/register\?/);
+      expect((await register(from("2001:db8:33:2::1"), fields("quinn-4"))).res.headers.get("location")).toMatch(/^\/ui\/login\/registered/);
     } finally {
       await updateSettings(t.inst, { rateLimits: before });
     }

@@ -44,6 +44,16 @@ describe("token endpoint rate limit", () => {
     expect(await last!.json()).toEqual({ error: "rate_limited", error_description: expect.any(String) });
   });
 
+  it("per address: an IPv6 client is counted by its /64, however it changes the lower half", async () => {
+    const { client } = await makeClient(t, { grantTypes: ["client_credentials"] });
+    await inOneMinuteWindow();
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await tokenRequest(basic(client.id, "wrong"), `2001:db8:5:6::${(i + 1).toString(16)}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    // Another /64 has a budget of its own.
+    expect((await tokenRequest(basic(client.id, "wrong"), "2001:db8:5:7::1")).status).toBe(401);
+  });
+
   it("per client: its own requests from many addresses are limited, and nobody else can use up its share", async () => {
     const { client, secret } = await makeClient(t, { grantTypes: ["client_credentials"] });
     await inOneMinuteWindow();

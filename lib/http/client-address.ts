@@ -11,6 +11,25 @@ export function clientAddress(request: HttpRequest): string {
   return request.headers.get(CLIENT_ADDRESS_HEADER) ?? "unknown";
 }
 
+/**
+ * The client address as rate limits and login throttles count it: an IPv4 address as it is, an
+ * IPv6 address as its /64 network (`2001:db8:1:2::/64`). One IPv6 subscriber usually holds a
+ * whole /64 (RFC 6177; a host picks its own interface identifier, and privacy addresses change
+ * it daily, RFC 8981), so counting each address would give one client 2^64 fresh budgets simply
+ * by changing the lower half. Audit events keep the whole address.
+ */
+export function addressForLimits(address: string): string {
+  if (net.isIP(address) !== 6) return address;
+  const [head = "", tail] = address.split("%")[0]!.split("::");
+  const groups = (part: string | undefined) => (part ? part.split(":") : []);
+  const left = groups(head);
+  // Only the first four groups matter, and a `::` stands for the zeros between what it separates
+  // (an embedded IPv4 address is in the last 32 bits, beyond them).
+  const right = groups(tail).flatMap((g) => (g.includes(".") ? ["0", "0"] : [g]));
+  const full = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${full.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(":")}::/64`;
+}
+
 /** One entry of `IDP_TRUSTED_PROXIES`: an address or a CIDR block, IPv4 or IPv6. */
 type Block = { address: string; prefix: number; family: "ipv4" | "ipv6" };
 

@@ -1,7 +1,7 @@
 import { dateOf } from "@/lib/clock";
 import { hasNul } from "@/lib/http/text-input";
 import { BodyTooLarge, bodyTooLargeResponse, isFormEncoded, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
-import { clientAddress } from "@/lib/http/client-address";
+import { addressForLimits, clientAddress } from "@/lib/http/client-address";
 import { seeOther } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import { ACCOUNT_STEPS, nextStep, offersRegistration, type PolicyAccount } from "@/lib/login/signin-policy";
@@ -229,7 +229,7 @@ export const handleSubmitRegister = guarded(async ({ inst, settings, id, authReq
   const errors = validateRegistration(input, settings.passwordPolicy, names);
   if (!errors.length) {
     const limit = settings.rateLimits.registrationPerHour;
-    const hit = await hitRateLimit(inst.db, `register:addr:${actor.ip ?? "unknown"}`, limit, 3600, dateOf(inst.clock));
+    const hit = await hitRateLimit(inst.db, `register:addr:${addressForLimits(actor.ip ?? "unknown")}`, limit, 3600, dateOf(inst.clock));
     if (!hit.allowed) {
       await updateAuthRequest(inst.db, id, { formError: "registerThrottled", formValues: values });
       return seeOther(loginUrl(LOGIN_PATHS.register, id));

@@ -1,6 +1,7 @@
 import type { LockoutPolicy } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { sha256 } from "@/lib/crypto";
+import { addressForLimits } from "@/lib/http/client-address";
 import { countFailures, deleteFailures, deleteLock, getLock, insertFailure, liveLockUntil, putLock } from "@/lib/store/lockouts";
 
 /**
@@ -40,6 +41,9 @@ function lockoutName(loginName: string, primaryDomain: string): string {
 /** Who tries: the account as counted, the client address, and whether the browser is trusted for it. */
 export type Attempt = { accountKey: string; address: string; trusted: boolean };
 
+/** The attempt with its address as the counts take it (an IPv6 address's /64: addressForLimits). */
+const counted = <A extends Attempt>(a: A): A => ({ ...a, address: addressForLimits(a.address) });
+
 export type Verdict =
   | { allowed: true }
   | { allowed: false; reason: "throttled" | "accountLocked"; retryAfterSeconds: number };
@@ -59,7 +63,8 @@ function waitLeft(f: { n: number; latest: Date | null }, free: number, policy: L
 }
 
 /** Whether this try may check a password now; if not, why and for how long. */
-export async function attemptVerdict(db: Executor, policy: LockoutPolicy, a: Attempt, now: Date): Promise<Verdict> {
+export async function attemptVerdict(db: Executor, policy: LockoutPolicy, attempt: Attempt, now: Date): Promise<Verdict> {
+  const a = counted(attempt);
   const inWindow = { since: windowStart(policy, now), until: now };
   const pair = await countFailures(db, { ...inWindow, accountKey: a.accountKey, address: a.address });
   let wait = waitLeft(pair, policy.freeFailures, policy, now);
@@ -83,9 +88,10 @@ export async function attemptVerdict(db: Executor, policy: LockoutPolicy, a: Att
 export async function recordFailure(
   db: Executor,
   policy: LockoutPolicy,
-  a: Attempt & { userId?: string },
+  attempt: Attempt & { userId?: string },
   now: Date,
 ): Promise<{ lockedUntil: Date } | undefined> {
+  const a = counted(attempt);
   await insertFailure(db, a, now);
   if (a.trusted) return undefined;
   const { n } = await countFailures(db, { since: windowStart(policy, now), until: now, accountKey: a.accountKey, untrustedOnly: true });
@@ -98,7 +104,7 @@ export async function recordFailure(
 
 /** After a successful sign-in, the failures of that account from that address are forgotten. */
 export async function clearFailures(db: Executor, a: Attempt): Promise<void> {
-  await deleteFailures(db, { accountKey: a.accountKey, address: a.address });
+  await deleteFailures(db, { accountKey: a.accountKey, address: addressForLimits(a.address) });
 }
 
 export type UserLockout = { locked: boolean; lockedAt: Date | null; lockedUntil: Date | null; recentFailures: number };

@@ -1,5 +1,6 @@
 import { dateOf } from "@/lib/clock";
 import type { Engine } from "@/lib/engine";
+import { addressForLimits } from "@/lib/http/client-address";
 import { checkPasswordPolicy, type PolicyViolation } from "@/lib/passwords";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { cutOffUser } from "@/lib/store/cut-off";
@@ -64,7 +65,7 @@ export async function sendPasswordReset(inst: Engine, user: User, actor: Actor, 
  * same page whatever happened, and runs this after answering (lib/background.ts).
  */
 export async function requestPasswordReset(inst: Engine, loginNameOrEmail: string, actor: Actor & { ip: string | null }, locale: string): Promise<void> {
-  const perAddress = await hitRateLimit(inst.db, `reset:ip:${actor.ip ?? "unknown"}`, RESET_LIMITS.perAddress, RESET_LIMITS.windowSeconds, dateOf(inst.clock));
+  const perAddress = await hitRateLimit(inst.db, `reset:ip:${addressForLimits(actor.ip ?? "unknown")}`, RESET_LIMITS.perAddress, RESET_LIMITS.windowSeconds, dateOf(inst.clock));
   if (!perAddress.allowed) return;
   const settings = await getSettings(inst);
   const value = loginNameOrEmail.trim();

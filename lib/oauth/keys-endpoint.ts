@@ -1,4 +1,4 @@
-import { clientAddress } from "@/lib/http/client-address";
+import { addressForLimits, clientAddress } from "@/lib/http/client-address";
 import { backChannel, json, methodNotAllowed, textResponse } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import type { HttpRequest } from "@/lib/http/request";
@@ -13,7 +13,7 @@ export const handleKeys = backChannel(async (inst: Engine, request: HttpRequest)
   if (request.method === "OPTIONS") return answerPreflight(request, ["GET", "HEAD"]);
   if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(["GET", "HEAD", "OPTIONS"]);
   const settings = await inst.store.settings.get();
-  const limit = inst.jwksThrottle.hit(inst.store.rateLimits, clientAddress(request), settings.rateLimits.jwksPerMinute);
+  const limit = inst.jwksThrottle.hit(inst.store.rateLimits, addressForLimits(clientAddress(request)), settings.rateLimits.jwksPerMinute);
   if (!limit.allowed) {
     return json(
       { error: "rate_limited", error_description: "Too many key set requests; cache the key set and retry later." },

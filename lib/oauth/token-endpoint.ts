@@ -1,5 +1,5 @@
 import { json, NO_STORE } from "@/lib/http/responses";
-import { clientAddress } from "@/lib/http/client-address";
+import { addressForLimits, clientAddress } from "@/lib/http/client-address";
 import type { Engine } from "@/lib/engine";
 import { authenticateClient, claimedClientId, hasClientCredentials, type AuthenticatedClient } from "./client-auth";
 import { InvalidClient, InvalidRequest, type OAuthError, UnauthorizedClient, UnsupportedGrantType } from "@/lib/protocol/errors";
@@ -30,7 +30,7 @@ export const handleToken = corsEndpoint(["POST"], async (inst: Engine, request: 
   const settings = await inst.store.settings.get();
   const address = clientAddress(request);
   const limit = settings.rateLimits.tokenPerMinute;
-  const byAddress = inst.tokenThrottle.hit(inst.store.rateLimits, `addr:${address}`, limit);
+  const byAddress = inst.tokenThrottle.hit(inst.store.rateLimits, `addr:${addressForLimits(address)}`, limit);
   if (!byAddress.allowed) return tooManyRequests(byAddress.retryAfterSeconds);
 
   const form = await readForm(request, ["audience", "resource"]);
