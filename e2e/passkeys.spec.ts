@@ -77,8 +77,13 @@ test("a passkey made on the account page signs in alone, and serves as the secon
   await expect(other.page.getByRole("button", { name: "Sign in with a passkey" })).toBeVisible();
   await other.page.screenshot({ path: `${SHOTS}/passkey-login.png`, fullPage: true });
   const onOther = await device.moveTo(other.page);
+  const browserCookie = async () => (await other.ctx.cookies(BASE_URL)).find((c) => c.name === "torii_ua")?.value;
+  const before = await browserCookie();
+  expect(before).toBeTruthy();
   await other.page.getByRole("button", { name: "Sign in with a passkey" }).click();
   await other.page.waitForURL(rp.redirectUri + "**");
+  // The sign-in renewed the browser's cookie (as a password sign-in does).
+  expect(await browserCookie()).not.toBe(before);
   const tokens = await rp.exchange(callbackParams(other.page.url()).code!, verifier);
   const claims = await rp.verifyIdToken(tokens.id_token as string);
   expect(claims.amr).toEqual(["hwk", "mfa"]);

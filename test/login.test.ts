@@ -379,6 +379,27 @@ describe("registration", () => {
 });
 
 describe("sessions", () => {
+  it("a sign-in renews the browser's cookie: a value read or planted before it does not carry the session", async () => {
+    const victim = new Browser(t);
+    const started = await victim.authorize(base());
+    const before = victim.cookies.get("torii_ua")!;
+    expect(before).toBeTruthy();
+    // Someone who had this browser before (a shared computer) kept its cookie's value.
+    const other = new Browser(t);
+    other.cookies.set("torii_ua", before);
+
+    const done = await victim.signIn(started, "dave", "correct horse battery");
+    expect(redirectParams(done).get("code")).toBeTruthy();
+    const after = victim.cookies.get("torii_ua")!;
+    expect(after).toBeTruthy();
+    expect(after).not.toBe(before);
+    // The browser that signed in goes on with its session ...
+    expect(redirectParams(await victim.authorize({ ...base(), prompt: "none" })).get("code")).toBeTruthy();
+    // ... while the old value names no browser and no session.
+    expect(await findUserAgent(t.inst.db, before)).toBeUndefined();
+    expect(redirectParams(await other.authorize({ ...base(), prompt: "none" })).get("error")).toBe("login_required");
+  });
+
   it("ending a session makes the next request ask for a login again", async () => {
     const b = new Browser(t);
     const done = await b.signIn(await b.authorize(base()), "dave", "correct horse battery");

@@ -6,12 +6,12 @@ import { seeOther } from "@/lib/http/responses";
 import type { Engine } from "@/lib/engine";
 import { ACCOUNT_STEPS, nextStep, offersRegistration, type PolicyAccount } from "@/lib/login/signin-policy";
 import { sameOrigin, verifyCsrf } from "@/lib/session/csrf";
-import { userAgentOfRequest } from "@/lib/session/user-agent";
+import { userAgentCookie, userAgentOfRequest } from "@/lib/session/user-agent";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { findPendingAuthRequest, updateAuthRequest, type AuthRequest } from "@/lib/store/auth-requests";
 import { grantConsent } from "@/lib/store/consents";
 import { askedConsent } from "./consent-set";
-import { liveSessions, recordAuthentication } from "@/lib/store/sessions";
+import { liveSessions, recordAuthentication, renewUserAgentCookie, type Session } from "@/lib/store/sessions";
 import { hitRateLimit } from "@/lib/store/rate-limit";
 import { getSettings, type Settings } from "@/lib/store/settings";
 import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
@@ -87,7 +87,7 @@ export const handleSubmitLoginName = guarded(async ({ inst, id, form }) => {
  * refreshes) a session and marks this browser as one that signed in to the account (device cookie).
  */
 export const handleSubmitPassword = guarded(async (flow) => {
-  const { request, inst, settings, uaId, id, authRequest, form, actor } = flow;
+  const { request, inst, settings, id, authRequest, form, actor } = flow;
   const loginName = authRequest.loginName;
   if (!loginName) return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
   const result = await checkPassword(inst.db, {
@@ -128,7 +128,7 @@ export const handleSubmitPassword = guarded(async (flow) => {
   // other than the one an id_token_hint names gets no session here and is asked for that user.
   const refused = await refusal(flow, { userId: result.user.id, username: result.user.username, authTime: dateOf(inst.clock), locked: result.user.locked });
   if (refused) return refused;
-  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: result.user.id, amr: ["pwd"], lifetimes: settings.lifetimes, now: dateOf(inst.clock), from: actor });
+  const { session, browserCookie } = await startSession(flow, result.user.id, ["pwd"]);
   await recordAudit(inst.db, { ...actor, id: result.user.id }, {
     action: "user.signin",
     targetType: "session",
@@ -142,8 +142,25 @@ export const handleSubmitPassword = guarded(async (flow) => {
   const client = await inst.store.clients.get(authRequest.clientId);
   const next = client ? await pendingStep(inst.store, { ...authRequest, sessionId: session.id }, client, settings.primaryDomain, dateOf(inst.clock)) : null;
   const trusted = next?.step === "secondFactor" ? [] : [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, result.user.id)];
-  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, trusted);
+  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, [browserCookie, ...trusted]);
 });
+
+/**
+ * The session of a successful sign-in (new, or the user's live one in this browser refreshed),
+ * and the browser's cookie renewed in the same transaction: the value sent until now names
+ * nothing any more. OWASP's "renew the session ID after any privilege level change": a value
+ * someone read or planted in this browser before the sign-in (a shared computer; a cookie set
+ * from elsewhere over plain http, where the `__Host-` prefix cannot be used) must not carry the
+ * session that follows. `browserCookie` is the Set-Cookie header with the new value.
+ */
+export async function startSession(flow: Flow, userId: string, amr: string[]): Promise<{ session: Session; browserCookie: string }> {
+  const { inst, settings, uaId, actor } = flow;
+  return inst.db.transaction(async (tx) => {
+    const cookie = await renewUserAgentCookie(tx, uaId);
+    const session = await recordAuthentication(tx, { userAgentId: uaId, userId, amr, lifetimes: settings.lifetimes, now: dateOf(inst.clock), from: actor });
+    return { session, browserCookie: userAgentCookie(inst.config.issuer, cookie) };
+  });
+}
 
 /** The callback, which asks the policy again and completes the request or shows its next page. */
 export function toCallback(id: string): Response {

@@ -2,12 +2,11 @@ import { dateOf } from "@/lib/clock";
 import { seeOther } from "@/lib/http/responses";
 import { recordAudit } from "@/lib/store/audit";
 import { takeWebauthnChallenge, updateAuthRequest } from "@/lib/store/auth-requests";
-import { recordAuthentication } from "@/lib/store/sessions";
 import { getUser } from "@/lib/store/users";
 import { accountPolicyOf } from "./account-policy";
 import { deviceCookieAfterSignIn, trustedUsers } from "./device-cookie";
 import { accountKeyOf, attemptVerdict } from "./lockout";
-import { guarded, refusal } from "./handlers";
+import { guarded, refusal, startSession } from "./handlers";
 import { passkeyPrompt, verifyPasskey } from "./passkeys";
 import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
 import type { Engine } from "@/lib/engine";
@@ -19,7 +18,7 @@ import type { Engine } from "@/lib/engine";
  * applies as for a password.
  */
 export const handleSubmitPasskeySignIn = guarded(async (flow) => {
-  const { request, inst, settings, uaId, id, authRequest, form, actor } = flow;
+  const { request, inst, settings, id, authRequest, form, actor } = flow;
   const challenge = await takeWebauthnChallenge(inst.db, id);
   // With second factors switched off, passkeys are not offered and not taken either.
   const enabled = accountPolicyOf(settings).mfa !== "off";
@@ -58,7 +57,7 @@ export const handleSubmitPasskeySignIn = guarded(async (flow) => {
   const refused = await refusal(flow, { userId: user.id, username: user.username, authTime: dateOf(flow.inst.clock), locked: false });
   if (refused) return refused;
   const amr = [result.method, "mfa"];
-  const session = await recordAuthentication(inst.db, { userAgentId: uaId, userId: user.id, amr, lifetimes: settings.lifetimes, now: dateOf(inst.clock), from: actor });
+  const { session, browserCookie } = await startSession(flow, user.id, amr);
   await recordAudit(inst.db, { ...actor, id: user.id }, {
     action: "user.signin",
     targetType: "session",
@@ -67,7 +66,7 @@ export const handleSubmitPasskeySignIn = guarded(async (flow) => {
     details: { amr, factorId: result.factorId },
   });
   await updateAuthRequest(inst.db, id, { sessionId: session.id, loginName: user.username, formError: null, formValues: null });
-  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, [deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, user.id)]);
+  return seeOther(`${CALLBACK_PATH}?id=${encodeURIComponent(id)}`, [browserCookie, deviceCookieAfterSignIn(inst.masterKey, inst.config.issuer, request, user.id)]);
 });
 
 /**

@@ -30,6 +30,13 @@ export async function createUserAgent(db: Executor): Promise<{ id: string; cooki
   return { id, cookie };
 }
 
+/** Gives a user agent a new cookie value, returned (only its hash is stored); the old one names nothing any more. */
+export async function renewUserAgentCookie(db: Executor, userAgentId: string): Promise<string> {
+  const cookie = randomToken(32);
+  await db.update(userAgents).set({ cookieHash: sha256(cookie) }).where(eq(userAgents.id, userAgentId));
+  return cookie;
+}
+
 /** A value that can be a user-agent cookie (randomToken(32)); anything else is looked up nowhere. */
 function isPlausibleCookie(cookie: string): boolean {
   return cookie !== "" && cookie.length <= 100;
