@@ -137,11 +137,32 @@ describe("the account page", () => {
     // The outbox filtered by address, in any case: the verification mail to the new address.
     const outbox = (await (await t.api("/management/v1/outbox?to=FYNN.NEW@mail.example")).json()) as { mails: { to: string; template: string }[] };
     expect(outbox.mails.map((m) => [m.to, m.template])).toEqual([["fynn.new@mail.example", "verifyEmail"]]);
+    // The address it had is told, in its owner's language, where the account's mail goes now.
+    const told = (await (await t.api("/management/v1/outbox?to=fynn@mail.example")).json()) as { mails: { mailId: string; to: string; template: string }[] };
+    expect(told.mails.map((m) => [m.to, m.template])).toEqual([["fynn@mail.example", "emailChanged"]]);
+    const notice = (await (await t.api(`/management/v1/outbox/${told.mails[0]!.mailId}`)).json()) as { subject: string; text: string };
+    expect(notice.subject).toMatch(/email address of your .+ account was changed/);
+    expect(notice.text).toContain("fynn.new@mail.example");
     expect(at(await submit(b, "password", { current: "wrong", password: "Another horse 43", confirm: "Another horse 43", csrf: access.csrf }))).toContain("error=currentPasswordWrong");
     expect(at(await submit(b, "password", { current: "correct horse battery", password: "Another horse 43", confirm: "different", csrf: access.csrf }))).toContain("error=passwordMismatch");
     expect(at(await submit(b, "password", { current: "correct horse battery", password: "short", confirm: "short", csrf: access.csrf }))).toMatch(/error=passwordPolicy&violations=minLength/);
     const audit = await (await t.api(`/management/v1/audit?action=user.password_change_failed`)).json();
     expect(JSON.stringify(audit)).toContain(user.id);
+  });
+
+  it("the address changes only after a recent sign-in: a browser left signed in cannot redirect the account's mail", async () => {
+    const user = await makeUser(t, "finn");
+    const { b, access } = await signedIn("finn");
+    // A sign-in twenty minutes old: the change is refused and nothing is mailed.
+    await t.inst.db.update(sessions).set({ authTime: new Date(Date.now() - 20 * 60_000) }).where(eq(sessions.id, access.sid));
+    expect(at(await submit(b, "email", { email: "mallory@evil.example", csrf: access.csrf }))).toContain("error=emailSignInAgain");
+    expect(await getUser(t.inst.db, user.id)).toMatchObject({ email: "finn@mail.example", emailVerified: true });
+    const mailed = (await (await t.api("/management/v1/outbox?to=mallory@evil.example")).json()) as { mails: unknown[] };
+    expect(mailed.mails).toEqual([]);
+    // Signed in again, it is allowed.
+    const again = await signedIn("finn");
+    expect(at(await submit(again.b, "email", { email: "finn.2@mail.example", csrf: again.access.csrf }))).toContain("done=emailChangedVerify");
+    expect(await getUser(t.inst.db, user.id)).toMatchObject({ email: "finn.2@mail.example" });
   });
 
   it("withdrawing a third-party application's access removes the consent and ends its refresh tokens for the user (issue 14)", async () => {

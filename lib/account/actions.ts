@@ -7,6 +7,7 @@ import { sendEmailVerification } from "@/lib/login/email-verification";
 import { accountKeyOf, attemptVerdict, clearFailures, recordFailure } from "@/lib/login/lockout";
 import { confirmTotpEnrolment, newRecoveryCodes, removeSecondFactor } from "@/lib/login/second-factor";
 import { confirmPasskeyRegistration } from "@/lib/login/passkeys";
+import { notifyOwner } from "@/lib/login/owner-notices";
 import { checkPasswordPolicy, verifyPassword } from "@/lib/passwords";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { revokeConsent } from "@/lib/store/consents";
@@ -49,17 +50,26 @@ export async function updateProfile({ inst, access, actor, form }: Ctx): Promise
   return { ok: true, done: "profileSaved" };
 }
 
-/** A new address is unverified until the mailed code or link comes back. */
-export async function changeEmail({ inst, access, actor, form }: Ctx): Promise<Outcome> {
+/**
+ * A new address is unverified until the mailed code or link comes back. The change needs a recent
+ * sign-in, as second factors do, and the previous address is told of it: password reset links go
+ * to the account's address, so someone who found a browser left signed in could otherwise take
+ * the account for good by changing the address and resetting the password, unseen by its owner.
+ */
+export async function changeEmail(ctx: Ctx): Promise<Outcome> {
+  const { inst, access, actor, form } = ctx;
   const value = field(form, "email");
   if (!emailField.safeParse(value).success) return { ok: false, error: "emailInvalid" };
   if (value.toLowerCase() === access.user.email?.toLowerCase()) return { ok: true, done: "emailUnchanged" };
+  if (!(await signedInRecently(ctx))) return { ok: false, error: "emailSignInAgain" };
+  const previous = access.user.email;
   const updated = await inst.db.transaction(async (tx) => {
     const user = await updateUser(tx, access.user.id, { email: value, emailVerified: false }, dateOf(inst.clock));
     await recordAudit(tx, actor, { action: "user.email_changed", targetType: "user", targetId: access.user.id, details: { from: access.user.email, to: value } });
     return user;
   });
   if (updated) await sendEmailVerification(inst, updated, actor, updated.locale);
+  if (updated && previous) await notifyOwner(inst, updated.id, "emailChanged", actor, { newEmail: value }, previous);
   return { ok: true, done: accountPolicyOf(await getSettings(inst)).emailVerification === "off" ? "emailChanged" : "emailChangedVerify" };
 }
 
@@ -101,7 +111,7 @@ export async function changePassword({ inst, access, actor, form }: Ctx): Promis
   return { ok: true, done: "passwordChanged" };
 }
 
-/** Whether the login session behind the page signed in recently enough to change second factors. */
+/** Whether the login session behind the page signed in recently enough to change second factors or the address. */
 async function signedInRecently({ inst, access }: Ctx): Promise<boolean> {
   const session = await getLiveSession(inst.db, access.userAgentId, access.sid, dateOf(inst.clock));
   return !!session && inst.clock.now() - session.authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;

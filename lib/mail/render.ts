@@ -6,7 +6,7 @@ import { translate } from "@/lib/i18n/messages";
  * catalogs (overridable in the console like the login texts), laid out with the brand's name,
  * colour and logo. Each mail has a plain-text and an HTML part with the same content.
  */
-export type MailKind = "passwordReset" | "verifyEmail" | "accountLocked" | "registrationAttempt" | "smtpTest";
+export type MailKind = "passwordReset" | "verifyEmail" | "accountLocked" | "registrationAttempt" | "emailChanged" | "smtpTest";
 
 export type RenderedMail = { subject: string; text: string; html: string };
 
@@ -42,7 +42,7 @@ function compose(kind: MailKind, values: Record<string, string | number>, ctx: M
       after: [t("verifyEmail.ignore")],
     };
   }
-  if (kind === "accountLocked" || kind === "registrationAttempt") {
+  if (kind === "accountLocked" || kind === "registrationAttempt" || kind === "emailChanged") {
     // Notices to an account's owner: what happened, and what to do about it.
     return { subject: t(`${kind}.subject`), paragraphs: [t(`${kind}.greeting`), t(`${kind}.body`)], after: [t(`${kind}.advice`)] };
   }

@@ -66,7 +66,8 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
         ) : null}
       </div>
     ) : null;
-  const reauth = `${ACCOUNT_PATH}/signin?prompt=login&returnTo=${encodeURIComponent(`${ACCOUNT_PATH}?add=authenticator`)}`;
+  const reauthFor = (returnTo: string) => `${ACCOUNT_PATH}/signin?prompt=login&returnTo=${encodeURIComponent(returnTo)}`;
+  const reauth = reauthFor(`${ACCOUNT_PATH}?add=authenticator`);
   const name = [user.givenName, user.familyName].filter(Boolean).join(" ") || user.username;
   const product = settings.branding.productName || "Torii";
   const eventSentence = (e: (typeof o.events)[number]) => {
@@ -172,17 +173,23 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
             </button>
           </form>
         ) : null}
-        <form method="post" action={action("email")}>
-          {csrf}
-          <div className="field">
-            <label htmlFor="new-email">{t("email.new")}</label>
-            <input id="new-email" name="email" type="email" autoComplete="email" maxLength={320} required />
-            {o.emailVerification !== "off" ? <p className="hint">{t("email.newHint")}</p> : null}
-          </div>
-          <button type="submit" className="btn btn-primary">
-            {t("email.change")}
-          </button>
-        </form>
+        {o.recentSignIn ? (
+          <form method="post" action={action("email")}>
+            {csrf}
+            <div className="field">
+              <label htmlFor="new-email">{t("email.new")}</label>
+              <input id="new-email" name="email" type="email" autoComplete="email" maxLength={320} required />
+              {o.emailVerification !== "off" ? <p className="hint">{t("email.newHint")}</p> : null}
+            </div>
+            <button type="submit" className="btn btn-primary">
+              {t("email.change")}
+            </button>
+          </form>
+        ) : (
+          <p className="hint" data-testid="email-sign-in-again">
+            {t("email.signInAgain")} <a href={reauthFor(ACCOUNT_PATH)}>{t("factors.signInAgainLink")}</a>
+          </p>
+        )}
       </section>
 
       <section className="card account-section" id="password" aria-labelledby="password-title">
