@@ -1,63 +1,30 @@
 // A single-page app on its own origin, using the real oidc-client-ts in Chromium: sign-in with
 // code + PKCE, refresh, userinfo and revocation all cross-origin (README, "Browser
 // applications"); the same app on an origin the client does not allow is blocked by the browser.
-import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { expect, test, type Page } from "@playwright/test";
 import { createUser } from "./rp";
 import { PASSWORD, signIn, uniqueName } from "./login-helpers";
+import { serveSpa, spaPage } from "./spa-app";
 import { adminApi, BASE_URL } from "./support";
 
-const LIBRARY = fs.readFileSync("node_modules/oidc-client-ts/dist/browser/oidc-client-ts.min.js", "utf8");
-
-/** The app: one page that sets up a UserManager, and the callback page that finishes the sign-in. */
-function appPage(clientId: string): string {
-  return `<!doctype html><html><head><meta charset="utf-8"><title>SPA</title>
-<script src="/oidc-client-ts.min.js"></script>
-<script>
-  window.mgr = new oidc.UserManager({
-    authority: ${JSON.stringify(BASE_URL)},
-    client_id: ${JSON.stringify(clientId)},
-    redirect_uri: location.origin + "/callback",
+/** The app: a UserManager that keeps its user in localStorage, and the callback page that finishes the sign-in. */
+const appPage = (clientId: string) =>
+  spaPage(
+    clientId,
+    `redirect_uri: location.origin + "/callback",
     response_type: "code",
     scope: "openid profile email offline_access",
     loadUserInfo: true,
     automaticSilentRenew: false,
-    userStore: new oidc.WebStorageStateStore({ store: window.localStorage }),
-  });
-  if (location.pathname === "/callback") {
+    userStore: new oidc.WebStorageStateStore({ store: window.localStorage }),`,
+    `if (location.pathname === "/callback") {
     window.mgr.signinRedirectCallback().then(
       (user) => { document.body.dataset.result = "signed-in"; document.body.textContent = "Signed in as " + user.profile.preferred_username; },
       (err) => { document.body.dataset.result = "error"; document.body.textContent = "Error: " + err.message; },
     );
-  }
-</script></head><body data-result="">SPA</body></html>`;
-}
-
-async function serveApp(clientId: () => string): Promise<{ origin: string; close: () => Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    if (req.url === "/oidc-client-ts.min.js") {
-      res.writeHead(200, { "content-type": "text/javascript" }).end(LIBRARY);
-      return;
-    }
-    if (req.url === "/favicon.ico") {
-      res.writeHead(204).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(appPage(clientId()));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    origin,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => { r(); });
-      }),
-  };
-}
+  }`,
+  );
+const serveApp = (clientId: () => string) => serveSpa(() => appPage(clientId()));
 
 let allowed: Awaited<ReturnType<typeof serveApp>>;
 let elsewhere: Awaited<ReturnType<typeof serveApp>>;
