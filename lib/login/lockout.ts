@@ -103,8 +103,9 @@ export async function recordFailure(
 }
 
 /** After a successful sign-in, the failures of that account from that address are forgotten. */
-export async function clearFailures(db: Executor, a: Attempt): Promise<void> {
-  await deleteFailures(db, { accountKey: a.accountKey, address: addressForLimits(a.address) });
+export async function clearFailures(db: Executor, attempt: Attempt): Promise<void> {
+  const a = counted(attempt);
+  await deleteFailures(db, { accountKey: a.accountKey, address: a.address });
 }
 
 export type UserLockout = { locked: boolean; lockedAt: Date | null; lockedUntil: Date | null; recentFailures: number };
