@@ -19,7 +19,7 @@ import { getSettings } from "@/lib/store/settings";
 import { getPasswordHash, setPassword, updateUser } from "@/lib/store/users";
 import { email as emailField, personNameFault } from "@/lib/users/fields";
 import { LOCALES } from "@/lib/i18n/locales";
-import { RECENT_SIGN_IN_SECONDS } from "./app";
+import { isRecentSignIn } from "./app";
 
 /**
  * What a person can change on their own account page. Each action takes the page's access (the
@@ -114,7 +114,7 @@ export async function changePassword({ inst, access, actor, form }: Ctx): Promis
 /** Whether the login session behind the page signed in recently enough to change second factors or the address. */
 async function signedInRecently({ inst, access }: Ctx): Promise<boolean> {
   const session = await getLiveSession(inst.db, access.userAgentId, access.sid, dateOf(inst.clock));
-  return !!session && inst.clock.now() - session.authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;
+  return !!session && isRecentSignIn(session.authTime, inst.clock.now());
 }
 
 /** Confirms the pending authenticator shown on the page with its first code; the first factor brings recovery codes. */

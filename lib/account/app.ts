@@ -17,7 +17,13 @@ export const ACCOUNT_APP: FirstPartyApp = {
 };
 
 /**
- * Changes to second factors need a sign-in this recent (seconds): someone who finds a browser
- * left signed in cannot take over the account's factors without the password (and the factor).
+ * Changes to second factors and to the email address need a sign-in this recent (seconds):
+ * someone who finds a browser left signed in cannot take over the account's factors, or its
+ * mail (and so its password resets), without the password (and the factor).
  */
 export const RECENT_SIGN_IN_SECONDS = 15 * 60;
+
+/** Whether a login session's sign-in (`authTime`) is recent enough for those changes at `now` (ms). */
+export function isRecentSignIn(authTime: Date, now: number): boolean {
+  return now - authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;
+}

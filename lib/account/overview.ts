@@ -12,7 +12,7 @@ import { getLiveSession, liveSessionsOfUser, type Session } from "@/lib/store/se
 import { getSettings } from "@/lib/store/settings";
 import { describeDevice, type Device } from "@/lib/session/device";
 import type { User } from "@/lib/store/users";
-import { ACCOUNT_APP, RECENT_SIGN_IN_SECONDS } from "./app";
+import { ACCOUNT_APP, isRecentSignIn } from "./app";
 import { CONSOLE_CLIENT_ID } from "@/lib/console/client";
 
 /** Everything the account page shows, read in one place. */
@@ -26,7 +26,7 @@ export type AccountOverview = {
   enrolment: TotpEnrolment | null;
   /** The pending passkey registration to offer, when the person asked to add one: its factor and the browser's options (JSON). */
   passkeyRegistration: { factorId: string; options: string } | null;
-  /** Whether factor changes are allowed now (a sign-in within RECENT_SIGN_IN_SECONDS). */
+  /** Whether factor and address changes are allowed now (a sign-in within RECENT_SIGN_IN_SECONDS). */
   recentSignIn: boolean;
   /** Live sessions of the user, each with what its latest sign-in's User-Agent says (`device`). */
   sessions: (Session & { current: boolean; device: Device })[];
@@ -70,7 +70,7 @@ export async function accountOverview(inst: Engine, access: AppAccess, opts: { a
     const client = await inst.store.clients.get(id);
     if (client) clientNames[id] = client.name;
   }
-  const recentSignIn = !!current && inst.clock.now() - current.authTime.getTime() <= RECENT_SIGN_IN_SECONDS * 1000;
+  const recentSignIn = !!current && isRecentSignIn(current.authTime, inst.clock.now());
   const canAdd = policy.mfa !== "off" && recentSignIn;
   const product = settings.branding.productName || "Torii";
   const enrolment = canAdd && opts.add === "authenticator" ? await totpEnrolment(inst, access.user, product) : null;

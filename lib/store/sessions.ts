@@ -22,18 +22,24 @@ export type SessionWithUser = Session & {
   };
 };
 
+/** A new user-agent cookie value and the hash stored for it (the clear value is never stored). */
+function newUserAgentCookie(): { cookie: string; cookieHash: string } {
+  const cookie = randomToken(32);
+  return { cookie, cookieHash: sha256(cookie) };
+}
+
 /** Creates a user agent; the returned cookie value is the only place its clear value exists. */
 export async function createUserAgent(db: Executor): Promise<{ id: string; cookie: string }> {
-  const cookie = randomToken(32);
+  const { cookie, cookieHash } = newUserAgentCookie();
   const id = randomToken(16);
-  await db.insert(userAgents).values({ id, cookieHash: sha256(cookie) });
+  await db.insert(userAgents).values({ id, cookieHash });
   return { id, cookie };
 }
 
-/** Gives a user agent a new cookie value, returned (only its hash is stored); the old one names nothing any more. */
+/** Gives a user agent a new cookie value, returned; the old one names nothing any more. */
 export async function renewUserAgentCookie(db: Executor, userAgentId: string): Promise<string> {
-  const cookie = randomToken(32);
-  await db.update(userAgents).set({ cookieHash: sha256(cookie) }).where(eq(userAgents.id, userAgentId));
+  const { cookie, cookieHash } = newUserAgentCookie();
+  await db.update(userAgents).set({ cookieHash }).where(eq(userAgents.id, userAgentId));
   return cookie;
 }
 
