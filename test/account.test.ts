@@ -28,19 +28,28 @@ const at = (r: Response) => r.headers.get("location") ?? "";
 async function signedIn(username: string, extraFactorStep?: (b: Browser, flow: string) => Promise<Response>) {
   const b = new Browser(t);
   const start = await handleAccountSignIn(t.inst, b.request("/ui/account/signin"));
-  for (const c of start.headers.getSetCookie()) b.cookies.set(c.split("=")[0]!, decodeURIComponent(c.split(";")[0]!.split("=").slice(1).join("=")));
+  keepCookies(b, start);
   const authorize = await b.authorizeRaw(new URL(at(start)).search);
   const flow = authRequestOf(authorize);
   await b.post("loginname", flow, { loginName: username });
   let next = await b.callback(at(await b.post("password", flow, { password: "correct horse battery" })));
   if (extraFactorStep) next = await extraFactorStep(b, flow);
+  return { b, access: await finishAccountSignIn(b, next) };
+}
+
+function keepCookies(b: Browser, res: Response) {
+  for (const c of res.headers.getSetCookie()) b.cookies.set(c.split("=")[0]!, decodeURIComponent(c.split(";")[0]!.split("=").slice(1).join("=")));
+}
+
+/** Follows the login's redirect to the account page's callback; the page's access afterwards. */
+async function finishAccountSignIn(b: Browser, next: Response) {
   expect(at(next)).toContain("/ui/account/callback?");
   const done = await handleAccountCallback(t.inst, b.request(new URL(at(next)).pathname + new URL(at(next)).search));
   expect(at(done)).toBe(`${t.issuer}/ui/account`);
-  for (const c of done.headers.getSetCookie()) b.cookies.set(c.split("=")[0]!, decodeURIComponent(c.split(";")[0]!.split("=").slice(1).join("=")));
+  keepCookies(b, done);
   const access = await appAccess(t.inst, ACCOUNT_APP, { app: b.cookies.get(ACCOUNT_APP.cookie), userAgent: b.cookies.get("torii_ua") });
   expect(access).not.toBeNull();
-  return { b, access: access! };
+  return access!;
 }
 
 function submit(b: Browser, action: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
@@ -163,6 +172,36 @@ describe("the account page", () => {
     const again = await signedIn("finn");
     expect(at(await submit(again.b, "email", { email: "finn.2@mail.example", csrf: again.access.csrf }))).toContain("done=emailChangedVerify");
     expect(await getUser(t.inst.db, user.id)).toMatchObject({ email: "finn.2@mail.example" });
+  });
+
+  it("the page's 'sign in again' link asks the signed-in user for their password, not for a login name", async () => {
+    const user = await makeUser(t, "gina");
+    await makeUser(t, "hans");
+    const { b, access } = await signedIn("gina");
+    // Another account signed in in the same browser: the link still names gina's.
+    const other = authRequestOf(await b.authorizeRaw(new URL(at(await handleAccountSignIn(t.inst, b.request("/ui/account/signin?prompt=login")))).search));
+    await b.post("loginname", other, { loginName: "hans" });
+    await b.post("password", other, { password: "correct horse battery" });
+    await t.inst.db.update(sessions).set({ authTime: new Date(Date.now() - 20 * 60_000) }).where(eq(sessions.id, access.sid));
+    expect(at(await submit(b, "email", { email: "gina.2@mail.example", csrf: access.csrf }))).toContain("error=emailSignInAgain");
+
+    const start = await handleAccountSignIn(t.inst, b.request("/ui/account/signin?reauth=1&returnTo=%2Fui%2Faccount"));
+    keepCookies(b, start);
+    const query = new URL(at(start)).searchParams;
+    expect(query.get("max_age")).toBe("0");
+    expect(query.get("login_hint")).toBe("gina");
+    expect(query.get("prompt")).toBeNull();
+    const authorize = await b.authorizeRaw(new URL(at(start)).search);
+    expect([authorize.status, new URL(at(authorize), t.issuer).pathname]).toEqual([302, "/ui/login/password"]);
+    const done = await finishAccountSignIn(b, await b.callback(at(await b.post("password", authRequestOf(authorize), { password: "correct horse battery" }))));
+    expect(done.user.id).toBe(user.id);
+    expect(done.sid).toBe(access.sid);
+    expect(at(await submit(b, "email", { email: "gina.2@mail.example", csrf: done.csrf }))).toContain("done=emailChangedVerify");
+
+    // Without the page's session the link is an ordinary sign-in that must be a new one.
+    const stranger = new Browser(t);
+    const fresh = new URL(at(await handleAccountSignIn(t.inst, stranger.request("/ui/account/signin?reauth=1")))).searchParams;
+    expect([fresh.get("prompt"), fresh.get("max_age"), fresh.get("login_hint")]).toEqual(["login", null, null]);
   });
 
   it("withdrawing a third-party application's access removes the consent and ends its refresh tokens for the user (issue 14)", async () => {

@@ -14,9 +14,15 @@ import type { HttpRequest } from "@/lib/http/request";
 /** GET {app}/signin: starts the app's code flow at the authorization endpoint. */
 export async function handleAppSignIn(inst: Engine, app: FirstPartyApp, request: HttpRequest): Promise<Response> {
   const url = new URL(request.url);
+  // `reauth=1`: the app's user must sign in again before a sensitive change. While the app still
+  // knows who that is, the request names them (max_age=0 and their login name), so the login goes
+  // straight to their password; without the app's session it is prompt=login.
+  const reauth = url.searchParams.get("reauth") === "1";
+  const access = reauth ? await requestAppAccess(inst, app, request) : null;
   const { location, setCookie } = await startAppSignIn(inst, app, {
     returnTo: url.searchParams.get("returnTo"),
-    prompt: url.searchParams.get("prompt"),
+    prompt: reauth && !access ? "login" : url.searchParams.get("prompt"),
+    reauthenticate: access?.user.username,
   });
   return seeOther(location, [setCookie]);
 }

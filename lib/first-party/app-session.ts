@@ -50,7 +50,7 @@ export function safeReturnTo(app: FirstPartyApp, value: string | null | undefine
 export async function startAppSignIn(
   inst: Engine,
   app: FirstPartyApp,
-  opts: { returnTo?: string | null; prompt?: string | null; locale?: string | null },
+  opts: { returnTo?: string | null; prompt?: string | null; locale?: string | null; reauthenticate?: string },
 ): Promise<{ location: string; setCookie: string }> {
   const issuer = inst.config.issuer;
   await ensureAppClient(inst, app);
@@ -74,6 +74,9 @@ export async function startAppSignIn(
     code_challenge_method: "S256",
     ...(opts.prompt === "select_account" || opts.prompt === "login" ? { prompt: opts.prompt } : {}),
     ...(opts.locale ? { ui_locales: opts.locale } : {}),
+    // OIDC Core 3.1.2.1: max_age=0 asks for a new authentication; the login hint picks this
+    // user's session among the browser's, so the login asks for that account's password.
+    ...(opts.reauthenticate ? { max_age: "0", login_hint: opts.reauthenticate } : {}),
   }).toString();
   const sealed = encrypt(inst.masterKey, JSON.stringify(pending), loginAad(app));
   // Lax, not Strict: the callback arrives as a top-level navigation from the login pages' redirect chain.

@@ -66,7 +66,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
         ) : null}
       </div>
     ) : null;
-  const reauthFor = (returnTo: string) => `${ACCOUNT_PATH}/signin?prompt=login&returnTo=${encodeURIComponent(returnTo)}`;
+  const reauthFor = (returnTo: string) => `${ACCOUNT_PATH}/signin?reauth=1&returnTo=${encodeURIComponent(returnTo)}`;
   const reauth = reauthFor(`${ACCOUNT_PATH}?add=authenticator`);
   const name = [user.givenName, user.familyName].filter(Boolean).join(" ") || user.username;
   const product = settings.branding.productName || "Torii";
