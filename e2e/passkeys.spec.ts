@@ -6,8 +6,8 @@ import { BASE_URL, SHOTS } from "./support";
 /**
  * Passkeys in Chromium with its virtual authenticator (CDP WebAuthn domain, a platform
  * authenticator with user verification): created on the account page, then used alone on the
- * first login page ("Sign in with a passkey", no name, no password) and as the second step after
- * a password; the ID token says what was used.
+ * first login page ("Sign in with a passkey", no name, no password), on the password page of a
+ * sign-in again, and as the second step after a password; the ID token says what was used.
  */
 
 let rp: RelyingParty;
@@ -95,6 +95,18 @@ test("a passkey made on the account page signs in alone, and serves as the secon
   await auto.page.goto(rp.authorizeUrl({}));
   await auto.page.waitForURL(rp.redirectUri + "**");
   expect(callbackParams(auto.page.url()).code).toBeTruthy();
+
+  // Signing in again (max_age=0): the password page offers the passkey as well.
+  const again = RelyingParty.pkce();
+  await auto.page.goto(rp.authorizeUrl({ max_age: "0", code_challenge: again.challenge, code_challenge_method: "S256" }));
+  await expect(auto.page.getByTestId("login-name")).toContainText(name);
+  await auto.page.screenshot({ path: `${SHOTS}/passkey-password-page.png`, fullPage: true });
+  const signedInBefore = Math.floor(Date.now() / 1000);
+  await auto.page.getByRole("button", { name: "Sign in with a passkey" }).click();
+  await auto.page.waitForURL(rp.redirectUri + "**");
+  const reauthenticated = await rp.verifyIdToken((await rp.exchange(callbackParams(auto.page.url()).code!, again.verifier)).id_token as string);
+  expect(reauthenticated.amr).toEqual(["hwk", "mfa"]);
+  expect(reauthenticated.auth_time).toBeGreaterThanOrEqual(signedInBefore);
 
   // As the second step: a third browser signs in with the password, then the passkey.
   const third = await newPage(browser);

@@ -283,13 +283,13 @@ describe("passkeys: bad answers change nothing", () => {
     const { handleSubmitPasskeySignIn, loginPasskeyPrompt } = await import("@/lib/login/passkey-handlers");
     const b = new Browser(t);
     const flow = authRequestOf(await b.authorize(authorize()));
-    const post = async (response: string) => {
+    const post = async (response: string, fields: Record<string, string> = {}) => {
       const csrf = await b.csrf(flow);
       return handleSubmitPasskeySignIn(
         t.inst,
         b.request("/ui/login/submit/passkey", {
           method: "POST",
-          body: new URLSearchParams({ authRequest: flow, csrf, response }).toString(),
+          body: new URLSearchParams({ authRequest: flow, csrf, response, ...fields }).toString(),
           headers: { "content-type": "application/x-www-form-urlencoded", origin: t.baseUrl },
         }),
       );
@@ -308,6 +308,13 @@ describe("passkeys: bad answers change nothing", () => {
     const ua = await findUserAgent(t.inst.db, b.cookies.get("torii_ua")!);
     const pending = await findPendingAuthRequest(t.inst.db, flow, ua!.id, new Date());
     expect(pending).toMatchObject({ formError: "passkeyFailed", sessionId: null, webauthnChallenge: null });
+    // The password page offers a passkey too: a refusal there shows the password page again
+    // (the login page while no login name was given).
+    expect(locationOf(await post("{}", { page: "password" }))).toBe(loginPage);
+    expect(locationOf(await b.post("loginname", flow, { loginName: "nobody-here" }))).toBe(`/ui/login/password?authRequest=${encodeURIComponent(flow)}`);
+    await loginPasskeyPrompt(t.inst, flow);
+    expect(locationOf(await post(JSON.stringify(unknown), { page: "password" }))).toBe(`/ui/login/password?authRequest=${encodeURIComponent(flow)}`);
+    expect(await findPendingAuthRequest(t.inst.db, flow, ua!.id, new Date())).toMatchObject({ formError: "passkeyFailed", sessionId: null, webauthnChallenge: null });
   });
 });
 

@@ -12,13 +12,15 @@ import { CALLBACK_PATH, LOGIN_PATHS, loginUrl } from "./paths";
 import type { Engine } from "@/lib/engine";
 
 /**
- * "Sign in with a passkey" on the first login page: no login name, no password. The passkey's
- * user must be allowed to finish the request (the sign-in policy, as for a password); the session
- * records `amr` [`hwk`|`swk`, `mfa`] (lib/login/passkeys.ts says why both). The account's lockout
- * applies as for a password.
+ * "Sign in with a passkey" on the first login page and on the password page: no login name, no
+ * password. The passkey's user must be allowed to finish the request (the sign-in policy, as for
+ * a password); the session records `amr` [`hwk`|`swk`, `mfa`] (lib/login/passkeys.ts says why
+ * both). The account's lockout applies as for a password.
  */
 export const handleSubmitPasskeySignIn = guarded(async (flow) => {
   const { request, inst, settings, id, authRequest, form, actor } = flow;
+  // A refusal shows the page the passkey was tried on again: the password page offers one too.
+  const page = form.get("page") === "password" && authRequest.loginName ? LOGIN_PATHS.password : LOGIN_PATHS.loginName;
   const challenge = await takeWebauthnChallenge(inst.db, id);
   // With second factors switched off, passkeys are not offered and not taken either.
   const enabled = accountPolicyOf(settings).mfa !== "off";
@@ -33,7 +35,7 @@ export const handleSubmitPasskeySignIn = guarded(async (flow) => {
       details: { reason: result.ok ? "user_locked" : "passkey", step: "passkey" },
     });
     await updateAuthRequest(inst.db, id, { formError: "passkeyFailed", formValues: null });
-    return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
+    return seeOther(loginUrl(page, id));
   }
   // The lockout's rule for passwords holds here too: an account locked for browsers that never
   // signed in to it (and a throttled address) is refused, so a stolen passkey used from a new
@@ -52,7 +54,7 @@ export const handleSubmitPasskeySignIn = guarded(async (flow) => {
       details: { reason: verdict.reason, step: "passkey" },
     });
     await updateAuthRequest(inst.db, id, { formError: verdict.reason, formValues: { retrySeconds: String(verdict.retryAfterSeconds) } });
-    return seeOther(loginUrl(LOGIN_PATHS.loginName, id));
+    return seeOther(loginUrl(page, id));
   }
   const refused = await refusal(flow, { userId: user.id, username: user.username, authTime: dateOf(flow.inst.clock), locked: false });
   if (refused) return refused;

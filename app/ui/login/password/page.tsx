@@ -2,6 +2,10 @@ import { getTranslations } from "next-intl/server";
 import { redirect } from "next/navigation";
 import { LOGIN_PATHS, loginUrl } from "@torii/core/login/paths";
 import { Alert, AuthShell, FlowFields } from "@/app/ui/components/auth-shell";
+import { torii } from "@torii/core/runtime";
+import { accountPolicyOf } from "@torii/core/login/account-policy";
+import { loginPasskeyPrompt } from "@torii/core/login/passkey-handlers";
+import { PasskeyForm } from "@/app/ui/components/passkey-form";
 import { loadFlow } from "../flow";
 import { FlowExpired } from "../flow-expired";
 import { lockoutMessage } from "../lockout-message";
@@ -17,7 +21,11 @@ export default async function PasswordPage({ searchParams }: { searchParams: Pro
   let error: string | null = null;
   if (req.formError === "invalid") error = t("errors.invalid");
   else if (req.formError === "userLocked") error = t("errors.userLocked");
+  else if (req.formError === "passkeyFailed") error = t("errors.passkeyFailed");
   else error = lockoutMessage(t, req.formError, req.formValues);
+  // A passkey instead of the password, as on the first page (a sign-in again for max_age or
+  // prompt=login lands here). Offered whatever the login name, so it tells nothing about it.
+  const passkeys = accountPolicyOf(flow.settings).mfa !== "off" ? await loginPasskeyPrompt(await torii(), flow.id) : null;
   return (
     <AuthShell settings={flow.settings} title={t("password.title")} subtitle={t("continueTo", { client: flow.client.name })}>
       <div className="identity-chip" data-testid="login-name">
@@ -48,6 +56,16 @@ export default async function PasswordPage({ searchParams }: { searchParams: Pro
           {t("password.submit")}
         </button>
       </form>
+      {passkeys ? (
+        <PasskeyForm
+          action={LOGIN_PATHS.submitPasskey}
+          fields={{ authRequest: flow.id, csrf: flow.csrf, page: "password" }}
+          options={passkeys}
+          mode="authenticate"
+          label={t("loginName.passkey")}
+          failed={t("errors.passkeyFailed")}
+        />
+      ) : null}
       <p className="auth-alt">
         <a href={loginUrl(LOGIN_PATHS.forgot, flow.id)}>{t("password.forgot")}</a>
       </p>
