@@ -68,6 +68,26 @@ describe("errors before the redirect URI is trusted: our own page, never a redir
     nothingStored();
   });
 
+  it("a loopback IP redirect URI with another port than registered is the registered one (RFC 8252 §7.3); its code is bound to that port", async () => {
+    const native = makeClient({ id: "native", redirectUris: ["http://127.0.0.1/callback"], authMethod: "none" });
+    m.clients.set(native.id, native);
+    const { cookie } = m.signIn(user.id);
+    const verifier = "n".repeat(50);
+    const challenge = createHash("sha256").update(verifier).digest("base64url");
+    const request = { ...BASE, client_id: "native", redirect_uri: "http://127.0.0.1:53682/callback", prompt: "none", code_challenge: challenge, code_challenge_method: "S256" };
+    const res = await authorize(request, cookie);
+    expect(res.status).toBe(302);
+    const at = new URL(res.headers.get("location")!);
+    expect(`${at.origin}${at.pathname}`).toBe("http://127.0.0.1:53682/callback");
+    const code = at.searchParams.get("code")!;
+    // The token request names the redirect URI of the authorization request, port and all.
+    expect(await refused(runGrant(m, "authorization_code", { code, redirect_uri: "http://127.0.0.1/callback", code_verifier: verifier }, native))).toBe("invalid_grant");
+    expect((await runGrant(m, "authorization_code", { code, redirect_uri: "http://127.0.0.1:53682/callback", code_verifier: verifier }, native)).access_token).toBeTruthy();
+    // Only the port may differ.
+    await expectOwnPage(await authorize({ ...request, redirect_uri: "http://127.0.0.1:53682/callback/x" }, cookie));
+    await expectOwnPage(await authorize({ ...request, redirect_uri: "http://localhost:53682/callback" }, cookie));
+  });
+
   it("no client_id, no redirect_uri", async () => {
     await expectOwnPage(await authorize({ ...BASE, client_id: undefined }));
     await expectOwnPage(await authorize({ ...BASE, redirect_uri: undefined }));

@@ -17,6 +17,7 @@ import { AccessDenied, AccountSelectionRequired, ConsentRequired, InteractionReq
 import { canonicalResponseType, readAuthorizeParams } from "./params/authorize";
 import { requestObjectResponseMode } from "./request-object-mode";
 import { deliverAuthorizationResponse, effectiveResponseMode } from "./response-modes";
+import { isRegisteredRedirectUri } from "./redirect-uri";
 import { nextStep, type ClientErrorCode } from "@/lib/login/signin-policy";
 import type { HttpRequest } from "@/lib/http/request";
 
@@ -67,7 +68,7 @@ export async function handleAuthorize(inst: Engine, request: HttpRequest): Promi
   }
   if (!client) return page("unknownClient");
   if (!v.redirect_uri) return page("missingRedirectUri");
-  if (!client.redirectUris.includes(v.redirect_uri)) return page("redirectUriMismatch");
+  if (!isRegisteredRedirectUri(client.redirectUris, v.redirect_uri)) return page("redirectUriMismatch");
 
   const redirectUri = v.redirect_uri;
   // Request objects are refused, but in the response mode the client asked for, even when it
@@ -167,7 +168,7 @@ export async function handleAuthorizeCallback(inst: Engine, request: HttpRequest
   }
   const client = await inst.store.clients.get(authRequest.clientId);
   const texts = await pageOverrides(inst, authRequest.locale);
-  if (!client || !client.redirectUris.includes(authRequest.redirectUri)) {
+  if (!client || !isRegisteredRedirectUri(client.redirectUris, authRequest.redirectUri)) {
     return authorizeErrorPage({ status: 400, locale: authRequest.locale, code: "unknownClient", theme: settings.branding, texts });
   }
   const now = dateOf(inst.clock);
