@@ -350,6 +350,11 @@ export const refreshTokenFamilies = pgTable(
     authTime: ts("auth_time"),
     amr: text("amr").array().notNull().default(sql`'{}'::text[]`),
     actor: jsonb("actor").$type<Record<string, unknown> | null>(),
+    /**
+     * For a family from a token exchange: the expiry of its subject and actor tokens. No token of
+     * the family, nor any access or ID token its refreshes give, is valid after it.
+     */
+    notAfter: ts("not_after"),
     createdAt: created(),
     expiresAt: ts("expires_at").notNull(),
     revokedAt: ts("revoked_at"),

@@ -160,11 +160,30 @@ describe("lifetime: an exchanged token never outlives the tokens it was exchange
   const ID_TYPE = "urn:ietf:params:oauth:token-type:id_token";
   const claimsOf = async (jwt: string) => (await jwtVerify(jwt, publishedKeys(m), { issuer: ISSUER, currentDate: new Date(m.clock.now()) })).payload;
   /** A client with short-lived tokens whose access token another client (rp, 900 s) exchanges. */
-  async function shortSubject(lifetime = 60) {
+  async function shortSubject(lifetime = 60, scopes = ["openid", "profile"]) {
     const short = secretClient("short", "short-secret", { accessTokenLifetime: lifetime, idTokenLifetime: lifetime });
     m.clients.set(short.id, short);
-    return subjectToken(["openid", "profile"], short);
+    return subjectToken(scopes, short);
   }
+
+  it("nor does a refresh token it gives, nor what its refreshes give: they all end with the subject token", async () => {
+    const subject = await shortSubject(60, ["openid", "profile", "offline_access"]);
+    const subjectExp = (await claimsOf(subject.access_token)).exp!;
+    const body = await exchange({ subject_token: subject.access_token, subject_token_type: AT, requested_token_type: JWT_TYPE, scope: "openid offline_access" });
+    expect(body.refresh_token).toBeTruthy();
+    let refreshToken = body.refresh_token!;
+    for (let i = 0; i < 2; i++) {
+      m.clock.advanceSeconds(20);
+      const next = await runGrant(m, "refresh_token", { refresh_token: refreshToken }, rp);
+      // The client's own lifetimes are 900 s and more: each token ends when the subject token does.
+      expect((await claimsOf(next.access_token)).exp).toBe(subjectExp);
+      expect(next.expires_in).toBe(60 - 20 * (i + 1));
+      expect((await claimsOf(next.id_token!)).exp).toBe(subjectExp);
+      refreshToken = next.refresh_token!;
+    }
+    m.clock.advanceSeconds(20);
+    expect(await refused(runGrant(m, "refresh_token", { refresh_token: refreshToken }, rp))).toBe("invalid_grant");
+  });
 
   it("a short-lived subject token: exp at most the subject's, and expires_in the real remaining lifetime", async () => {
     const subject = await shortSubject();

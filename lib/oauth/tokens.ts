@@ -67,6 +67,13 @@ export type TokenContext = IssueEnv & {
   withAccessToken?: boolean;
   /** User claims the `claims` parameter asked for in the ID token (OIDC Core 5.5), released whatever the scope. */
   idTokenClaims?: readonly string[] | null;
+  /**
+   * Seconds since the epoch after which nothing issued here may be valid: the expiry of a token
+   * exchange's subject and actor tokens, which a refresh token family from that exchange keeps
+   * (`notAfter`), so that no access, ID or refresh token of it, nor of its refreshes, outlives
+   * them. Null or absent for everything else.
+   */
+  notAfter?: number | null;
   /** Seconds since the epoch; tests pin it. */
   now?: number;
 };
@@ -75,6 +82,11 @@ export type IssuedAccessToken = { token: string; expiresIn: number; jti: string;
 
 function nowSeconds(ctx: TokenContext): number {
   return ctx.now ?? secondsOf(ctx.repos.clock);
+}
+
+/** A lifetime from now, shortened to end at `ctx.notAfter` when that comes first. */
+function lifetimeWithin(ctx: TokenContext, lifetime: number): number {
+  return ctx.notAfter == null ? lifetime : Math.min(lifetime, ctx.notAfter - nowSeconds(ctx));
 }
 
 function subjectOf(ctx: TokenContext): string {
@@ -102,7 +114,7 @@ export function halfHash(value: string): string {
  */
 export async function issueAccessToken(ctx: TokenContext): Promise<IssuedAccessToken> {
   const format = ctx.format ?? (ctx.client.accessTokenType === "opaque" ? "opaque" : "jwt");
-  const lifetime = ctx.lifetime ?? ctx.client.accessTokenLifetime;
+  const lifetime = lifetimeWithin(ctx, ctx.lifetime ?? ctx.client.accessTokenLifetime);
   const iat = nowSeconds(ctx);
   const expiresAt = new Date((iat + lifetime) * 1000);
   const audience = ctx.audience?.length ? ctx.audience : [ctx.client.id];
@@ -148,7 +160,7 @@ export async function issueIdToken(ctx: TokenContext): Promise<string> {
     iss: ctx.issuer,
     sub: ctx.user.id,
     aud: ctx.client.id,
-    exp: iat + ctx.client.idTokenLifetime,
+    exp: iat + lifetimeWithin(ctx, ctx.client.idTokenLifetime),
     iat,
     azp: ctx.client.id,
   };
@@ -180,13 +192,14 @@ export type IssuedRefreshToken = { token: string; stored: RefreshToken; newFamil
  */
 export async function issueRefreshToken(ctx: TokenContext, value?: string): Promise<IssuedRefreshToken> {
   if (!ctx.grantId) throw new Error("a refresh token needs a grant");
-  const expiresAt = new Date((nowSeconds(ctx) + ctx.client.refreshTokenLifetime) * 1000);
+  const expiresAt = new Date((nowSeconds(ctx) + lifetimeWithin(ctx, ctx.client.refreshTokenLifetime)) * 1000);
   const family = {
     sessionId: ctx.sessionId ?? null,
     scopes: ctx.scopes,
     authTime: ctx.authTime ?? null,
     amr: ctx.amr ?? [],
     actor: ctx.actor ?? null,
+    notAfter: ctx.notAfter == null ? null : new Date(ctx.notAfter * 1000),
   };
   const newFamily = ctx.familyId
     ? null

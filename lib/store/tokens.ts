@@ -56,7 +56,7 @@ export async function findTokenByValue(db: Executor, value: string): Promise<Sto
  * PGlite, the four whole rows took 128 µs of CPU a read (eight at a time) and these 105.
  */
 const REFRESH_TOKEN_COLUMNS = ["id", "kind", "clientId", "userId", "grantId", "familyId", "audience", "expiresAt", "revokedAt", "rotatedAt"] as const;
-const REFRESH_FAMILY_COLUMNS = ["id", "sessionId", "scopes", "authTime", "amr", "actor", "revokedAt"] as const;
+const REFRESH_FAMILY_COLUMNS = ["id", "sessionId", "scopes", "authTime", "amr", "actor", "notAfter", "revokedAt"] as const;
 const REFRESH_GRANT_COLUMNS = ["id", "claims", "resources", "revokedAt"] as const;
 
 export type RefreshToken = Pick<StoredToken, (typeof REFRESH_TOKEN_COLUMNS)[number]>;

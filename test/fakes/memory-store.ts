@@ -253,7 +253,7 @@ export class MemoryStore {
         createFamily: (f) => {
           this.write("tokens.createFamily");
           const id = randomToken(16);
-          s().families.set(id, { id, actor: null, createdAt: dateOf(this.clock), revokedAt: null, revokedReason: null, ...f });
+          s().families.set(id, { id, actor: null, notAfter: null, createdAt: dateOf(this.clock), revokedAt: null, revokedReason: null, ...f });
           return Promise.resolve({ id });
         },
         getFamily: (id) => Promise.resolve(s().families.get(id)),

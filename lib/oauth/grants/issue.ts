@@ -33,6 +33,8 @@ export async function issueUserTokens(
     /** A refresh token that already exists and goes out again instead of a new one (refresh reuse interval). */
     existingRefreshToken?: string;
     actor?: Record<string, unknown> | null;
+    /** Nothing issued is valid after this (seconds since the epoch; TokenContext `notAfter`). */
+    notAfter?: number | null;
     audience?: string[];
     /** User claims the authorization request asked for by name for the ID token (OIDC Core 5.5). */
     idTokenClaims?: readonly string[] | null;
@@ -58,6 +60,7 @@ export async function issueUserTokens(
     amr: t.amr,
     familyId: t.familyId,
     actor: t.actor,
+    notAfter: t.notAfter,
     audience: t.audience,
     idTokenClaims: t.idTokenClaims,
   };

@@ -118,6 +118,7 @@ async function issueFrom(
     // The claims the authorization request asked for stay with the grant (OIDC Core 5.5).
     idTokenClaims: grant.claims?.idToken,
     actor: family.actor,
+    notAfter: family.notAfter ? Math.floor(family.notAfter.getTime() / 1000) : null,
     audience: t.audience,
     target: api && { api, roles: await env.repos.roles.for(holder, api.api.id) },
     ...refresh,

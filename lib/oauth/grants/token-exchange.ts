@@ -105,8 +105,8 @@ export const tokenExchangeGrant: Grant = {
       audience = [];
     } else {
       // Without audience or resource the new token keeps the subject token's audience (RFC 8693
-      // 2.1 leaves it to the server), though issued to this client: acceptable only because it
-      // never outlives the subject token (the lifetime cap in the transaction below).
+      // 2.1 leaves it to the server), though issued to this client: acceptable only because
+      // nothing issued from it outlives the subject token (`notAfter` in the transaction below).
       audience = subject.audience.length ? subject.audience : actor?.audience.length ? actor.audience : [client.id];
     }
     if (target) audience = [target.api.identifier, ...audience.filter((a) => a !== target.api.identifier)];
@@ -118,14 +118,14 @@ export const tokenExchangeGrant: Grant = {
       const tx = env.repos;
       // A token issued by exchange never outlives the subject token nor the actor token (a bare
       // user id has no expiry, and always comes with an actor token): otherwise exchanging a
-      // short-lived token, and then the result again, would keep the access alive indefinitely.
-      // `expires_in` says the capped lifetime.
+      // short-lived token, and then the result again, or for a refresh token, would keep the
+      // access alive indefinitely. `expires_in` says the capped lifetime.
       const now = secondsOf(tx.clock);
       for (const [party, param] of [[subject, "subject_token"], [actor, "actor_token"]] as const) {
         if (party?.exp != null && party.exp <= now) throw new InvalidRequest(`The ${param} is invalid, expired or revoked.`);
       }
-      const notAfter = Math.min(subject.exp ?? Infinity, actor?.exp ?? Infinity);
-      const capped = (lifetime: number) => Math.min(lifetime, notAfter - now);
+      const earliest = Math.min(subject.exp ?? Infinity, actor?.exp ?? Infinity);
+      const notAfter = Number.isFinite(earliest) ? earliest : null;
       for (const once of [subject.jtiOnce, actor?.jtiOnce]) {
         if (once && !(await tx.replay.consumeOnce(once.issuer, once.jti, once.until))) throw new InvalidRequest(`The ${once.param} was already used (jti).`);
       }
@@ -150,22 +150,22 @@ export const tokenExchangeGrant: Grant = {
         grantId,
         sessionId: subject.sessionId,
         actor: act,
+        // Every token below, and a refresh token's family with all it gives later, ends by then.
+        notAfter,
         now,
       };
-      // The ID tokens below (requested, or along with an access token) are capped the same way.
-      const idTokenClient = { ...client, idTokenLifetime: capped(client.idTokenLifetime) };
 
       let body: TokenResponse;
       if (requested === TOKEN_TYPE.idToken) {
         body = {
-          access_token: await issueIdToken({ ...ctx, client: idTokenClient, withAccessToken: false }),
+          access_token: await issueIdToken({ ...ctx, withAccessToken: false }),
           issued_token_type: TOKEN_TYPE.idToken,
           token_type: "N_A",
-          expires_in: idTokenClient.idTokenLifetime,
+          expires_in: Math.min(client.idTokenLifetime, (notAfter ?? Infinity) - now),
           scope: scopeString(scopes),
         };
       } else {
-        const forApi = target ? { lifetime: capped(target.api.accessTokenLifetime), roles: roles ?? [] } : { lifetime: capped(client.accessTokenLifetime) };
+        const forApi = target ? { lifetime: target.api.accessTokenLifetime, roles: roles ?? [] } : {};
         const at = await issueAccessToken({ ...ctx, ...forApi, format: requested === TOKEN_TYPE.jwt ? "jwt" : "opaque" });
         body = {
           access_token: at.token,
@@ -175,14 +175,13 @@ export const tokenExchangeGrant: Grant = {
           scope: scopeString(scopes),
         };
         if (scopes.includes("openid") && subject.user) {
-          body.id_token = await issueIdToken({ ...ctx, client: idTokenClient, accessToken: at.token, withAccessToken: true });
+          body.id_token = await issueIdToken({ ...ctx, accessToken: at.token, withAccessToken: true });
         }
-        // Not capped: a refresh token goes out only for offline_access the subject token carries
-        // (narrowScopes), i.e. offline access its user granted, and its family keeps the `act`
-        // and audience on every refresh (refresh-token.ts). Capping its expiry here would not
-        // hold anyway: the refresh grant's rotation gives each successor the client's refresh
-        // lifetime and does not read the family's or the grant's expiry. It ends when its
-        // family or grant is revoked, or the user locked.
+        // Only for offline_access the subject token carries (narrowScopes), i.e. offline access
+        // its user granted. Its family keeps the `act`, the audience and `notAfter` on every
+        // refresh (refresh-token.ts), so neither it nor its successors outlive the subject and
+        // actor tokens: exchanging a short-lived token for a refresh token must not turn it into
+        // lasting access (RFC 8693 §2.2.1 expects none for a temporary credential).
         if (wantsRefreshToken(client, scopes)) body.refresh_token = (await issueRefreshToken(ctx)).token;
       }
       await tx.audit.record(g.audit, {
