@@ -72,7 +72,7 @@ describe("later errors go to the redirect URI with state", () => {
     ["unsupported response_type", { response_type: "token" }, "unsupported_response_type"],
     ["missing scope", { scope: "" }, "invalid_request"],
     ["scope without openid", { scope: "profile email" }, "invalid_scope"],
-    ["unknown scope", { scope: "openid admin" }, "invalid_scope"],
+    ["malformed scope", { scope: 'openid a"b' }, "invalid_scope"],
     ["prompt none combined", { prompt: "none login" }, "invalid_request"],
     ["unknown prompt", { prompt: "bogus" }, "invalid_request"],
     ["max_age not a number", { max_age: "-1" }, "invalid_request"],
@@ -259,6 +259,15 @@ describe("sign-in and the code flow", () => {
     const reauth = await b.authorize({ ...base(), max_age: "0" });
     expect(reauth.headers.get("location")).toMatch(/^\/ui\/login\/password\?/);
     expect(redirectParams(await b.authorize({ ...base(), max_age: "3600" })).get("code")).toBeTruthy();
+  });
+
+  it("scope values it does not understand are left out, not refused (OIDC Core 3.1.2.1)", async () => {
+    const b = new Browser(t);
+    await b.signIn(await b.authorize(base()), "alice", "correct horse battery");
+    const code = redirectParams(await b.authorize({ ...base(), scope: "openid groups profile urn:other:scope" })).get("code")!;
+    expect(code).toBeTruthy();
+    const [row] = await t.inst.db.select().from(authorizationCodes).where(eq(authorizationCodes.codeHash, sha256(code)));
+    expect(row!.scopes).toEqual(["openid", "profile"]);
   });
 
   it("two sessions: the chooser, account_selection_required with prompt=none (OIDC Core 3.1.2.6), login_hint preselects", async () => {

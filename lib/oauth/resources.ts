@@ -80,13 +80,20 @@ export function resolveTarget(
  * the scopes it asks for. Each resource must be an API the client may use; each API scope must be
  * one the client may have at one of them. Without a resource, API scopes name their API when
  * exactly one API the client may use defines them all. Without either, the grant covers no API.
+ *
+ * Scope values nothing here understands (neither a protocol scope nor a scope of an API the client
+ * may use) are left out rather than refused: OIDC Core 3.1.2.1 says they SHOULD be ignored, and
+ * relying parties send generic lists (`groups`, another provider's scopes). The granted `scope` in
+ * the token response then tells the client what it got (RFC 6749 §3.3).
  */
 export function resolveGrantResources(
   apis: readonly Api[],
   client: Pick<Client, "apiScopes">,
   resources: readonly string[],
-  requested: readonly string[],
+  asked: readonly string[],
 ): { resources: string[]; scopes: string[] } {
+  const usable = apis.filter((a) => a.identifier in client.apiScopes);
+  const requested = asked.filter((s) => isProtocolScope(s) || usable.some((a) => a.scopes.some((d) => d.name === s)));
   checkResourceValues(resources);
   const named = [...new Set(resources)].map((r) => {
     const api = apis.find((a) => a.identifier === r);
