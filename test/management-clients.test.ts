@@ -183,6 +183,9 @@ describe("clients", () => {
     const publicCc = await fieldErrors(await post("/clients", { name: "x", grantTypes: ["client_credentials"], authMethod: "none" }));
     expect(publicCc.map((f) => f.path)).toEqual(["authMethod"]);
     expect(publicCc[0]!.code).toBe("client_credentials_needs_auth");
+    // The grant takes a secret only (spec 5): a private_key_jwt client could never use it.
+    const keyCc = await fieldErrors(await post("/clients", { name: "x", grantTypes: ["client_credentials"], authMethod: "private_key_jwt" }));
+    expect(keyCc.find((f) => f.path === "authMethod")?.code).toBe("client_credentials_needs_secret");
 
     const bad = await fieldErrors(
       await post("/clients", { name: "", responseTypes: ["token"], authMethod: "magic", accessTokenLifetime: -5, redirect_uris: [] }),

@@ -185,6 +185,15 @@ function registrationProblems(r: Registration): FieldError[] {
   if (gt.has("client_credentials") && r.authMethod === "none") {
     problems.push({ path: "authMethod", code: "client_credentials_needs_auth", message: "The grant type client_credentials needs client authentication; none is not allowed." });
   }
+  // The token endpoint takes client credentials only with a secret (spec 5, SECRET_AUTH_METHODS):
+  // a client registered otherwise could never use the grant.
+  if (gt.has("client_credentials") && r.authMethod === "private_key_jwt") {
+    problems.push({
+      path: "authMethod",
+      code: "client_credentials_needs_secret",
+      message: "The grant type client_credentials is used with client_secret_basic or client_secret_post; for a key, use the JWT bearer grant (RFC 7523).",
+    });
+  }
   // Interactive clients (any response type) come back through a redirect URI; others need none.
   if (rt.size > 0 && (r.redirectUris ?? []).length === 0) {
     problems.push({ path: "redirectUris", code: "redirect_uri_required", message: "A client with response types needs at least one redirect URI." });
