@@ -49,6 +49,7 @@ describe("management API authentication", () => {
     const denied = await t.api("/management/v1/clients", { headers: { authorization: `Bearer ${plainPat.token}` } });
     expect(denied.status).toBe(403);
     expect((await denied.json()).error).toBe("forbidden");
+    expect(denied.headers.get("www-authenticate")).toMatch(/^Bearer realm="management", error="insufficient_scope"/);
   });
 
   it("refuses an expired PAT and a PAT of a locked admin, and a revoked PAT", async () => {

@@ -56,6 +56,18 @@ describe("client_credentials grant", () => {
     expect(r.body.refresh_token).toBeUndefined();
   });
 
+  it("without a scope: no scope in the response, the JWT or introspection (an empty string is no scope, RFC 6749 §3.3)", async () => {
+    const { client, secret } = await makeClient(t);
+    const r = await token(t, { grant_type: "client_credentials" }, { auth: basic(client.id, secret!) });
+    expect(r.status).toBe(200);
+    expect(r.body).not.toHaveProperty("scope");
+    expect((await verify(t, r.body.access_token)).payload).not.toHaveProperty("scope");
+    const res = await t.api("/oauth/v2/introspect", { method: "POST", auth: false, headers: { authorization: basic(client.id, secret!), "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token: r.body.access_token }).toString() });
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body.active).toBe(true);
+    expect(body).not.toHaveProperty("scope");
+  });
+
   it("refuses unknown scopes with invalid_scope", async () => {
     const { client, secret } = await makeClient(t);
     const r = await token(t, { grant_type: "client_credentials", scope: "openid admin:all" }, { auth: basic(client.id, secret!) });

@@ -45,6 +45,18 @@ describe("POST /oauth/v2/token: request shape and the error table (spec 7)", () 
     }
   });
 
+  it("an error_description keeps to RFC 6749 §5.2's characters and a bounded length, whatever the request quoted", async () => {
+    const { client, secret } = await makeClient(t);
+    for (const g of ['a"b\\cé\u0001', "x".repeat(300_000)]) {
+      const r = await token(t, { grant_type: g }, { auth: basic(client.id, secret!) });
+      expect(r.body.error).toBe("unsupported_grant_type");
+      expect(r.body.error_description).toMatch(/^[\x20-\x21\x23-\x5B\x5D-\x7E]+$/);
+      expect(r.body.error_description.length).toBeLessThanOrEqual(300);
+    }
+    const quoted = await token(t, { grant_type: 'a"b\\c' }, { auth: basic(client.id, secret!) });
+    expect(quoted.body.error_description).toContain("a'b/c");
+  });
+
   it("is unauthorized_client for a grant the client is not registered for", async () => {
     const { client, secret } = await makeClient(t, { grantTypes: ["authorization_code"] });
     const r = await token(t, { grant_type: "client_credentials" }, { auth: basic(client.id, secret!) });

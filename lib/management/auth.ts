@@ -25,7 +25,10 @@ export async function authenticateAdmin(request: HttpRequest, db: Executor, now:
     throw unauthorized("The token is unknown, expired, or its user is locked.", 'Bearer realm="management", error="invalid_token"');
   }
   if (!isActiveAdmin(row.user)) {
-    throw new ApiError(403, "forbidden", "The management API needs a token of a user with the admin role.");
+    // RFC 6750 §3.1: a valid token that does not give access says so in its challenge too.
+    throw new ApiError(403, "forbidden", "The management API needs a token of a user with the admin role.", undefined, {
+      "WWW-Authenticate": 'Bearer realm="management", error="insufficient_scope", error_description="The token\'s user does not have the admin role."',
+    });
   }
   return row.user;
 }

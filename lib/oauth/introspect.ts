@@ -33,7 +33,8 @@ export function introspectionResponse(
   if (!allowed) return INACTIVE;
   const body: Record<string, unknown> = {
     active: true,
-    scope: scopeString(t.scopes),
+    // Left out when nothing was granted: an empty string is no scope (RFC 6749 §3.3).
+    ...(t.scopes.length ? { scope: scopeString(t.scopes) } : {}),
     client_id: t.clientId,
     token_type: "Bearer",
     exp: t.exp,

@@ -84,6 +84,8 @@ export const handleToken = corsEndpoint(["POST"], async (inst: Engine, request: 
       userAgent: request.headers.get("user-agent"),
     },
   });
+  // RFC 6749 §3.3: a scope is one or more scope tokens; when none was granted, no `scope` at all.
+  if (body.scope === "") delete body.scope;
   return json(body, 200, { ...NO_STORE });
 });
 

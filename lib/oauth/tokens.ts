@@ -136,8 +136,9 @@ export async function issueAccessToken(ctx: TokenContext): Promise<IssuedAccessT
     nbf: iat,
     jti,
     client_id: ctx.client.id,
-    scope: scopeString(ctx.scopes),
   };
+  // RFC 6749 §3.3: a scope is one or more scope tokens; no scope granted, no claim (RFC 9068 §2.2.3).
+  if (ctx.scopes.length) payload.scope = scopeString(ctx.scopes);
   if (ctx.sessionId) payload.sid = ctx.sessionId;
   if (ctx.grantId) payload[GRANT_CLAIM] = ctx.grantId;
   if (ctx.actor) payload.act = ctx.actor;

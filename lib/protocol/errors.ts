@@ -4,18 +4,36 @@
  * (JSON for back-channel endpoints, a redirect or an error page for the authorization endpoint).
  */
 export class OAuthError extends Error {
+  readonly description: string;
+
   constructor(
     readonly error: string,
-    readonly description: string,
+    description: string,
     readonly status: number = 400,
     readonly headers: Record<string, string> = {},
   ) {
-    super(`${error}: ${description}`);
+    const text = errorDescription(description);
+    super(`${error}: ${text}`);
+    this.description = text;
   }
 
   toJSON(): { error: string; error_description: string } {
     return { error: this.error, error_description: this.description };
   }
+}
+
+/** Longest `error_description` sent: descriptions quote request values, which may be long. */
+const MAX_DESCRIPTION = 300;
+
+/**
+ * RFC 6749 §5.2 (and §4.1.2.1): `error_description` "MUST NOT include characters outside the set
+ * %x20-21 / %x23-5B / %x5D-7E". Descriptions quote what the request sent (a grant type, a scope),
+ * so a quote becomes an apostrophe, a backslash a slash, anything else outside the set a question
+ * mark, and a long one is cut short.
+ */
+export function errorDescription(text: string): string {
+  const safe = text.replace(/"/g, "'").replace(/\\/g, "/").replace(/[^\x20-\x21\x23-\x5B\x5D-\x7E]/g, "?");
+  return safe.length > MAX_DESCRIPTION ? `${safe.slice(0, MAX_DESCRIPTION - 3)}...` : safe;
 }
 
 const define = (code: string, status = 400) =>
