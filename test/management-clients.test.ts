@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
-import { exportJWK, generateKeyPair } from "jose";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditEvents, clients } from "@/db/schema";
 import { verifyClientSecret } from "@/lib/oauth/client-auth";
@@ -101,6 +101,26 @@ describe("clients", () => {
     expect(c.responseTypes).toEqual([]);
     expect(c.redirectUris).toEqual([]);
     expect(c.clientSecret).toBeTruthy();
+  });
+
+  it("registers a key of every algorithm discovery advertises for client assertions, and each key's assertion authenticates", async () => {
+    const discovery = await (await t.api("/.well-known/openid-configuration", { auth: false })).json();
+    const advertised = discovery.token_endpoint_auth_signing_alg_values_supported as string[];
+    expect(advertised).toEqual(expect.arrayContaining(["ES512", "EdDSA"]));
+    for (const alg of advertised) {
+      const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
+      const res = await post("/clients", { ...web, authMethod: "private_key_jwt", jwks: { keys: [{ ...(await exportJWK(publicKey)), kid: "k", alg }] } });
+      expect(res.status, alg).toBe(201);
+      const id = ((await res.json()) as { clientId: string }).clientId;
+      const assertion = await new SignJWT({}).setProtectedHeader({ alg, kid: "k" }).setIssuer(id).setSubject(id).setAudience(t.issuer).setIssuedAt().setExpirationTime("1m").setJti(`${alg}-jti`).sign(privateKey);
+      const revoke = await t.api("/oauth/v2/revoke", {
+        method: "POST",
+        auth: false,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token: "unknown", client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer", client_assertion: assertion }).toString(),
+      });
+      expect(revoke.status, alg).toBe(200);
+    }
   });
 
   it("gives public and private_key_jwt clients no secret, and needs public keys for private_key_jwt", async () => {

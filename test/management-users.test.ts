@@ -226,7 +226,7 @@ describe("machine users and their keys", () => {
     expect(JSON.stringify(list)).not.toContain(k.privateKey.d);
   });
 
-  it("registers a public key (RSA or EC), deriving alg, and refuses private, weak or mismatched keys", async () => {
+  it("registers a public key (RSA, EC or OKP), deriving alg, and refuses private, weak or mismatched keys", async () => {
     const m = await (await post("/users", { type: "machine", username: "registrar" })).json();
     const ec = await generateKeyPair("ES384", { extractable: true });
     const res = await post(`/users/${m.id}/keys`, { publicKey: await exportJWK(ec.publicKey) });
@@ -245,8 +245,13 @@ describe("machine users and their keys", () => {
     expect(await bad({ ...(await exportJWK(ec.publicKey)), alg: "ES256" })).toEqual(["publicKey"]);
     const weak = generateKeyPairSync("rsa", { modulusLength: 1024 }).publicKey.export({ format: "jwk" });
     expect(await bad(weak)).toEqual(["publicKey"]);
+    // Every algorithm discovery advertises for assertions has a key type: Ed25519 signs as EdDSA.
     const ed = await generateKeyPair("EdDSA", { extractable: true });
-    expect(await bad(await exportJWK(ed.publicKey))).toEqual(["publicKey"]);
+    const okp = await (await post(`/users/${m.id}/keys`, { publicKey: await exportJWK(ed.publicKey) })).json();
+    expect(okp.alg).toBe("EdDSA");
+    expect(okp.publicKey).toMatchObject({ kty: "OKP", crv: "Ed25519" });
+    expect(await bad({ ...(await exportJWK(ed.publicKey)), alg: "ES256" })).toEqual(["publicKey"]);
+    expect(await bad({ kty: "OKP", crv: "X25519", x: (await exportJWK(ed.publicKey)).x })).toEqual(["publicKey"]);
     expect(await bad({ kty: "EC", crv: "P-256", x: "AAAA", y: "AAAA" })).toEqual(["publicKey"]);
     expect(await bad("not a key")).toEqual(["publicKey"]);
   });

@@ -8,7 +8,9 @@ import { addProblem } from "./http";
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
 
 const RSA_ALGS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512"];
-const EC_ALGS: Record<string, string> = { "P-256": "ES256", "P-384": "ES384" };
+const EC_ALGS: Record<string, string> = { "P-256": "ES256", "P-384": "ES384", "P-521": "ES512" };
+/** Edwards curves (RFC 8037): both sign as EdDSA. */
+const OKP_CURVES = ["Ed25519", "Ed448"];
 
 type CheckedKey = { jwk: Record<string, unknown>; alg: string };
 
@@ -23,9 +25,11 @@ const RSA_FAULTS: Record<RsaKeyFault, Problem> = {
 
 /**
  * Checks that a JWK is a usable public signing key: RSA of 2048 to 8192 bits with sound
- * parameters (lib/keys/rsa-public-key.ts) or EC on P-256 / P-384, with no private members, and
- * an `alg` that fits the key (derived when not declared: RS256 for RSA, ES256/ES384 by curve). Returns the public members only, or why not (its
- * message completes "The key ...").
+ * parameters (lib/keys/rsa-public-key.ts), EC on P-256 / P-384 / P-521 or OKP on Ed25519 / Ed448
+ * (every algorithm discovery advertises for assertions, client-auth.ts ASSERTION_ALGS), with no
+ * private members, and an `alg` that fits the key (derived when not declared: RS256 for RSA,
+ * ES256/ES384/ES512 by curve, EdDSA). Returns the public members only, or why not (its message
+ * completes "The key ...").
  */
 export function checkPublicJwk(input: unknown): CheckedKey | Problem {
   if (!input || typeof input !== "object" || Array.isArray(input)) return problem("key_not_object", "must be a JWK object");
@@ -41,14 +45,20 @@ export function checkPublicJwk(input: unknown): CheckedKey | Problem {
     if (!RSA_ALGS.includes(alg)) return problem("key_alg", `alg ${alg} does not fit an RSA key (use one of ${RSA_ALGS.join(", ")})`, { alg, allowed: RSA_ALGS.join(", ") });
     pub = { kty: "RSA", n: jwk.n, e: jwk.e };
   } else if (jwk.kty === "EC") {
-    if (typeof jwk.crv !== "string" || !(jwk.crv in EC_ALGS)) return problem("key_ec_curve", "an EC key must use the curve P-256 or P-384");
+    if (typeof jwk.crv !== "string" || !(jwk.crv in EC_ALGS)) return problem("key_ec_curve", "an EC key must use the curve P-256, P-384 or P-521");
     if (typeof jwk.x !== "string" || typeof jwk.y !== "string") return problem("key_invalid", "an EC key needs x and y");
     const expected = EC_ALGS[jwk.crv]!;
     alg = typeof jwk.alg === "string" ? jwk.alg : expected;
     if (alg !== expected) return problem("key_alg", `alg ${alg} does not fit a ${jwk.crv} key (use ${expected})`, { alg, allowed: expected });
     pub = { kty: "EC", crv: jwk.crv, x: jwk.x, y: jwk.y };
+  } else if (jwk.kty === "OKP") {
+    if (typeof jwk.crv !== "string" || !OKP_CURVES.includes(jwk.crv)) return problem("key_okp_curve", "an OKP key must use the curve Ed25519 or Ed448");
+    if (typeof jwk.x !== "string") return problem("key_invalid", "an OKP key needs x");
+    alg = typeof jwk.alg === "string" ? jwk.alg : "EdDSA";
+    if (alg !== "EdDSA") return problem("key_alg", `alg ${alg} does not fit a ${jwk.crv} key (use EdDSA)`, { alg, allowed: "EdDSA" });
+    pub = { kty: "OKP", crv: jwk.crv, x: jwk.x };
   } else {
-    return problem("key_kty", "kty must be RSA or EC");
+    return problem("key_kty", "kty must be RSA, EC or OKP");
   }
   try {
     createPublicKey({ key: pub as NodeJwk, format: "jwk" });

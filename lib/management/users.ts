@@ -171,7 +171,7 @@ const KeyCreate = named(
     publicKey: z
       .record(z.string(), z.unknown())
       .optional()
-      .describe("A public JWK (RSA >= 2048 bits, EC P-256/P-384) to register. Leave out to have a key pair generated."),
+      .describe("A public JWK (RSA >= 2048 bits, EC P-256/P-384/P-521, OKP Ed25519/Ed448) to register. Leave out to have a key pair generated."),
     expiresAt: futureDate.optional(),
   }),
 );
