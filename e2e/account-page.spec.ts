@@ -63,6 +63,8 @@ test("the owner manages the account: profile, password, authenticator and recove
   const ip = /IP address (127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/;
   await expect(sessions.filter({ hasText: "This browser" }).getByTestId("session-device")).toHaveText(/^Chrome on Linux · /);
   await expect(sessions.filter({ hasText: "This browser" }).getByTestId("session-device")).toHaveText(ip);
+  // How it signed in, in words rather than RFC 8176 codes.
+  await expect(sessions.filter({ hasText: "This browser" })).toContainText("· with password");
   await expect(sessions.filter({ hasText: "Another browser" }).getByTestId("session-device")).toHaveText(/^Firefox on Windows · /);
   await expect(sessions.filter({ hasText: "Another browser" }).getByTestId("session-device")).toHaveText(ip);
   // Applications: the relying party.
@@ -100,11 +102,18 @@ test("the owner manages the account: profile, password, authenticator and recove
   await page.getByRole("link", { name: "Add an authenticator app" }).click();
   await expect(page.locator("#factors .qr-code svg")).toBeVisible();
   const key = (await page.getByTestId("totp-secret").textContent())!;
+  // A mistyped code: the form stays open with the same key, so the code can be typed again.
+  await page.locator("#factor-code").fill(appCode(key) === "000000" ? "111111" : "000000");
+  await page.locator("#factors form[action$='add-authenticator'] button").click();
+  await expect(page.locator("#factors")).toContainText("That code is not right");
+  await expect(page.getByTestId("totp-secret")).toHaveText(key);
   await page.locator("#factor-name").fill("Work phone");
   await page.locator("#factor-code").fill(appCode(key));
   await page.screenshot({ path: `${SHOTS}/account-add-authenticator.png`, fullPage: true });
   await page.locator("#factors form[action$='add-authenticator'] button").click();
   await expect(status(page, "factors")).toContainText("Two-step verification is on");
+  // Shown once, so the page opens where they are.
+  await expect(page.getByTestId("recovery-codes")).toBeInViewport();
   const codes = await page.getByTestId("recovery-codes").locator("li").allTextContents();
   expect(codes).toHaveLength(10);
   await expect(page.getByTestId("factor-list")).toContainText("Work phone");
@@ -115,6 +124,7 @@ test("the owner manages the account: profile, password, authenticator and recove
 
   // New recovery codes replace the old ones.
   await page.getByRole("button", { name: "Create new recovery codes" }).click();
+  await expect(page.getByTestId("recovery-codes")).toBeInViewport();
   const fresh = await page.getByTestId("recovery-codes").locator("li").allTextContents();
   expect(fresh).toHaveLength(10);
   expect(fresh).not.toContain(codes[0]);

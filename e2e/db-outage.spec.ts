@@ -42,14 +42,14 @@ test("a page while the database is out of reach: a notice in the browser's langu
       const texts = catalog(lang).pageError;
       const context = await browser.newContext({ locale });
       const page = await context.newPage();
-      await page.goto(base + "/ui/login");
+      await page.goto(base + "/ui/login?authRequest=gone");
       await expect(page.getByRole("heading", { level: 1 })).toHaveText(texts.title!);
       await expect(page.locator(".auth-card")).toContainText(texts.lead!);
       await expect(page.locator("body")).not.toContainText(/ECONN|CONNECTION_|stack|This page couldn/);
       await page.screenshot({ path: `test-results/screenshots/db-outage-${lang}.png` });
       if (lang === "de") {
         await proxy.open();
-        // The login page itself, which without a sign-in request says the sign-in cannot go on.
+        // The login page itself, which without its sign-in request says the sign-in cannot go on.
         await page.getByRole("button", { name: texts.retry! }).click();
         await expect(page.getByRole("heading", { level: 1 })).toHaveText(catalog(lang).login.error.title, { timeout: 15_000 });
       }

@@ -52,6 +52,16 @@ test("a page without a pinned locale falls back to the instance's default langua
   }
 });
 
+test("a login page opened without a sign-in request signs in to the account page; a request that is gone says so", async ({ page }) => {
+  for (const path of ["/ui/login", "/ui/login/password", "/ui/login/forgot"]) {
+    await page.goto(`${BASE_URL}${path}`);
+    await expect(page).toHaveURL(/\/ui\/login\?authRequest=/);
+    await expect(page.locator('input[name="loginName"]')).toBeVisible();
+  }
+  await page.goto(`${BASE_URL}/ui/login?authRequest=gone`);
+  await expect(page.locator("#error-message")).toHaveText("This sign-in request has expired or was already used.");
+});
+
 test("the account chooser with two users, in English and German (screenshots)", async ({ browser }) => {
   for (const locale of ["en", "de"] as const) {
     const ctx = await browser.newContext({ locale, viewport: { width: 1280, height: 800 } });

@@ -38,6 +38,9 @@ const SECTION: Record<AccountAction, string> = {
   "revoke-app": "apps",
 };
 
+/** The enrolment form (`?add=`) each adding action comes from. */
+const ADDS: Partial<Record<AccountAction, "authenticator" | "passkey">> = { "add-authenticator": "authenticator", "add-passkey": "passkey" };
+
 export const isAccountAction = (name: string): name is AccountAction => Object.hasOwn(ACCOUNT_ACTIONS, name);
 
 /**
@@ -79,14 +82,19 @@ export async function handleAccountForm(inst: Engine, request: HttpRequest, acti
     const section = SECTION[action];
     if (!outcome.ok) {
       const violations = outcome.violations?.length ? `&violations=${outcome.violations.join(",")}` : "";
-      return seeOther(`${page}?error=${outcome.error}${violations}&section=${section}#${section}`);
+      // A refused enrolment shows its form again (the same key: the pending factor is kept), so a
+      // mistyped code can simply be typed again.
+      const again = ADDS[action] ? `&add=${ADDS[action]}` : "";
+      return seeOther(`${page}?error=${outcome.error}${violations}${again}&section=${section}#${section}`);
     }
     // Signing this browser's own session out ends the page's access too.
     if (outcome.done === "signedOutHere") return seeOther(`${page}/signed-out`, [clearedAppCookie(inst.config.issuer, ACCOUNT_APP)]);
     const cookies = outcome.recoveryCodes
       ? [codesCookie(inst, encrypt(inst.masterKey, JSON.stringify({ uid: access.user.id, codes: outcome.recoveryCodes, exp: inst.clock.now() + CODES_MAX_AGE * 1000 }), CODES_AAD), CODES_MAX_AGE)]
       : [];
-    return seeOther(`${page}?done=${outcome.done}&section=${section}#${section}`, cookies);
+    // New recovery codes are shown once, in their own card at the top: that is where the page opens.
+    const anchor = outcome.recoveryCodes ? "recovery-codes" : section;
+    return seeOther(`${page}?done=${outcome.done}&section=${section}#${anchor}`, cookies);
   } catch (err) {
     if (err instanceof BodyTooLarge) return bodyTooLargeResponse();
     inst.log.error({ err }, "account form failed");

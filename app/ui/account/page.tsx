@@ -26,6 +26,10 @@ const when = (d: Date | null) => (d ? `${d.toISOString().slice(0, 16).replace("T
  * sessions, applications and recent security events. Every form is a plain POST to
  * /ui/account/submit/{action} (lib/account/handlers.ts) and comes back here with the outcome.
  */
+/** The `amr` values a session can carry that the page names (messages `account.sessions.method`). */
+const NAMED_AMR = ["pwd", "otp", "hwk", "swk"] as const;
+const isNamedAmr = (m: string): m is (typeof NAMED_AMR)[number] => (NAMED_AMR as readonly string[]).includes(m);
+
 export default async function AccountPage({ searchParams }: { searchParams: SearchParams }) {
   const sp = await searchParams;
   const inst = await torii();
@@ -66,6 +70,9 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
         ) : null}
       </div>
     ) : null;
+  // How a session signed in, in words (its RFC 8176 `amr` values; `mfa` only says there were two).
+  const methodsOf = (amr: readonly string[]) =>
+    [...new Set(amr.filter(isNamedAmr).map((m) => t(`sessions.method.${m}`)))].join(", ");
   const reauthFor = (returnTo: string) => `${ACCOUNT_PATH}/signin?reauth=1&returnTo=${encodeURIComponent(returnTo)}`;
   const reauth = reauthFor(`${ACCOUNT_PATH}?add=authenticator`);
   const name = [user.givenName, user.familyName].filter(Boolean).join(" ") || user.username;
@@ -343,7 +350,7 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
                     {[deviceLabel(s.device), s.ip ? t("sessions.address", { ip: s.ip }) : null].filter(Boolean).join(" · ")}
                   </div>
                 ) : null}
-                <div className="hint">{t("sessions.times", { started: when(s.createdAt), active: when(s.lastActiveAt), methods: s.amr.join(", ") || "—" })}</div>
+                <div className="hint">{t("sessions.times", { started: when(s.createdAt), active: when(s.lastActiveAt), methods: methodsOf(s.amr) || "—" })}</div>
               </div>
               <form method="post" action={action("end-session")}>
                 {csrf}

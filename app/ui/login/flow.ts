@@ -11,6 +11,7 @@ import { pendingStep, type SessionAccount } from "@torii/core/login/steps";
 import { CALLBACK_PATH } from "@torii/core/login/paths";
 import type { ACCOUNT_STEPS } from "@torii/core/login/signin-policy";
 import { getSettings, type Settings } from "@torii/core/store/settings";
+import { ACCOUNT_PATH } from "@torii/core/account/app";
 
 export type LoginFlow = {
   id: string;
@@ -25,6 +26,10 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 /** The pending request a login page belongs to, if this browser started it and it is still open. */
 export async function loadFlow(searchParams: SearchParams): Promise<LoginFlow | null> {
   const sp = await searchParams;
+  // Opened with no sign-in request at all (a bookmark, a typed address): whoever comes here wants
+  // to sign in, so they sign in to their account page, which starts a request of its own. A
+  // request that has expired or is not this browser's still gets the page that says so.
+  if (sp.authRequest === undefined) redirect(ACCOUNT_PATH);
   const id = typeof sp.authRequest === "string" ? sp.authRequest : "";
   const inst = await torii();
   const jar = await cookies();
