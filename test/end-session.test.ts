@@ -313,6 +313,21 @@ describe("requests not tied to a client ask the user first", () => {
     await expectStillSignedIn(vb, r, sv);
   });
 
+  it("nor is a hint from another session of the same user (another browser's ID token): the user is asked (RP-Initiated Logout 1.0 §2)", async () => {
+    const r = await rp();
+    const user = await makeUser(t, uniq("pia"), PASSWORD);
+    const here = new Browser(t);
+    const sHere = await signIn(here, r, user);
+    const sThere = await signIn(new Browser(t), r, user);
+    expect(sThere.sid).not.toBe(sHere.sid);
+    const res = await endSession(here, { id_token_hint: sThere.idToken, post_logout_redirect_uri: BYE });
+    expect(loc(res)).toMatch(/\/ui\/logout\?request=/);
+    await expectStillSignedIn(here, r, sHere);
+    // The user agrees: this browser's sessions end.
+    expect(loc(await confirm(here, loc(res)))).toBe(`${BYE}`);
+    await expectLoggedOut(here, r, sHere);
+  });
+
   it("the confirmation needs the CSRF token, our origin and the same browser; a tampered request is refused", async () => {
     const r = await rp();
     const user = await makeUser(t, uniq("pia"), PASSWORD);

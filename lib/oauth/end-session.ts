@@ -191,7 +191,11 @@ export async function handleEndSession(inst: Engine, request: HttpRequest): Prom
     const userId = only === "all" ? null : only.userId;
     // A logout_hint naming nobody: nothing to end, the same answer as for a user not signed in here.
     if (only !== "all" && only.userId === null) return done(d.redirect);
-    const tied = d.hint !== null && live.some((s) => s.id === d.hint!.sid || s.userId === d.hint!.sub);
+    // RP-Initiated Logout 1.0 §2: without asking only when the ID token belongs to a session of
+    // this browser, by its `sid`; an ID token without one (no session behind it) by its user.
+    // Another session of the same user (another browser's ID token) is asked about.
+    const hint = d.hint;
+    const tied = hint !== null && live.some((s) => (hint.sid ? s.id === hint.sid : s.userId === hint.sub));
     if (live.length && !tied) {
       const sealed = sealPendingLogout(inst.masterKey, { ua: ua.id, client: d.client?.id ?? null, user: userId, redirect: d.redirect }, inst.clock.now());
       return redirect(issuer, `${LOGOUT_PATHS.confirm}?request=${encodeURIComponent(sealed)}`, request.method, cookies);
