@@ -147,6 +147,14 @@ describe("the account page", () => {
     // The outbox filtered by address, in any case: the verification mail to the new address.
     const outbox = (await (await t.api("/management/v1/outbox?to=FYNN.NEW@mail.example")).json()) as { mails: { to: string; template: string }[] };
     expect(outbox.mails.map((m) => [m.to, m.template])).toEqual([["fynn.new@mail.example", "verifyEmail"]]);
+    // Its code can be typed on the page (as on the sign-in page); a wrong one changes nothing.
+    const verification = (await (await t.api(`/management/v1/outbox/${(outbox.mails[0] as unknown as { mailId: string }).mailId}`)).json()) as { text: string };
+    const code = /(\d{6})/.exec(verification.text)![1]!;
+    expect(verification.text).not.toMatch(/did not create an account/);
+    expect(at(await submit(b, "confirm-email", { code: code === "000000" ? "111111" : "000000", csrf: access.csrf }))).toContain("error=emailCodeWrong");
+    expect(await getUser(t.inst.db, user.id)).toMatchObject({ emailVerified: false });
+    expect(at(await submit(b, "confirm-email", { code, csrf: access.csrf }))).toContain("done=emailConfirmed");
+    expect(await getUser(t.inst.db, user.id)).toMatchObject({ email: "fynn.new@mail.example", emailVerified: true });
     // The address it had is told, in its owner's language, where the account's mail goes now.
     const told = (await (await t.api("/management/v1/outbox?to=fynn@mail.example")).json()) as { mails: { mailId: string; to: string; template: string }[] };
     expect(told.mails.map((m) => [m.to, m.template])).toEqual([["fynn@mail.example", "emailChanged"]]);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Engine } from "@/lib/engine";
 import type { AppAccess } from "@/lib/first-party/app-session";
 import { accountPolicyOf } from "@/lib/login/account-policy";
-import { sendEmailVerification } from "@/lib/login/email-verification";
+import { confirmEmailCode, sendEmailVerification } from "@/lib/login/email-verification";
 import { accountKeyOf, attemptVerdict, clearFailures, recordFailure } from "@/lib/login/lockout";
 import { confirmTotpEnrolment, newRecoveryCodes, removeSecondFactor } from "@/lib/login/second-factor";
 import { confirmPasskeyRegistration } from "@/lib/login/passkeys";
@@ -76,6 +76,15 @@ export async function changeEmail(ctx: Ctx): Promise<Outcome> {
 export async function resendVerification({ inst, access, actor }: Ctx): Promise<Outcome> {
   const sent = await sendEmailVerification(inst, access.user, actor, access.user.locale);
   return sent ? { ok: true, done: "verificationSent" } : { ok: false, error: "verificationLimited" };
+}
+
+/**
+ * The code of the confirmation mail, typed on the page (the mail's link does the same). Each
+ * mail's code takes a few wrong tries before it is spent (lib/store/email-verifications.ts).
+ */
+export async function confirmEmail({ inst, access, actor, form }: Ctx): Promise<Outcome> {
+  const code = (form.get("code") ?? "").trim();
+  return (await confirmEmailCode(inst, access.user.id, code, actor)) ? { ok: true, done: "emailConfirmed" } : { ok: false, error: "emailCodeWrong" };
 }
 
 /**
@@ -189,6 +198,7 @@ export const ACCOUNT_ACTIONS = {
   profile: updateProfile,
   email: changeEmail,
   "verify-email": resendVerification,
+  "confirm-email": confirmEmail,
   password: changePassword,
   "add-authenticator": addAuthenticator,
   "add-passkey": addPasskey,

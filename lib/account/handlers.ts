@@ -29,6 +29,7 @@ const SECTION: Record<AccountAction, string> = {
   profile: "profile",
   email: "email",
   "verify-email": "email",
+  "confirm-email": "email",
   password: "password",
   "add-authenticator": "factors",
   "add-passkey": "factors",

@@ -173,12 +173,24 @@ export default async function AccountPage({ searchParams }: { searchParams: Sear
           )}
         </p>
         {user.email && !user.emailVerified && o.emailVerification !== "off" ? (
-          <form method="post" action={action("verify-email")} className="inline-form">
-            {csrf}
-            <button type="submit" className="btn btn-link">
-              {t("email.resend")}
-            </button>
-          </form>
+          <>
+            <form method="post" action={action("confirm-email")} data-testid="email-confirm">
+              {csrf}
+              <div className="field">
+                <label htmlFor="email-code">{t("email.code")}</label>
+                <input id="email-code" name="code" type="text" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" maxLength={6} required />
+              </div>
+              <button type="submit" className="btn btn-secondary">
+                {t("email.confirm")}
+              </button>
+            </form>
+            <form method="post" action={action("verify-email")} className="inline-form">
+              {csrf}
+              <button type="submit" className="btn btn-link">
+                {t("email.resend")}
+              </button>
+            </form>
+          </>
         ) : null}
         {o.recentSignIn ? (
           <form method="post" action={action("email")}>
