@@ -8,13 +8,17 @@ import { getSettings } from "@torii/core/store/settings";
 import { DEFAULT_BRANDING } from "@torii/core/store/settings";
 import "./globals.css";
 
-export const metadata: Metadata = {
-  title: "Torii",
-  description: "OpenID Connect identity provider",
-  robots: { index: false, follow: false },
-  // The instance logo, or a default icon in the brand's colour (lib/management/logo-endpoint.ts).
-  icons: { icon: "/favicon.ico" },
-};
+/** The browser tab says the brand's product name, as the pages themselves do. */
+export async function generateMetadata(): Promise<Metadata> {
+  await connection();
+  return {
+    title: (await branding()).productName || "Torii",
+    description: "OpenID Connect identity provider",
+    robots: { index: false, follow: false },
+    // The instance logo, or a default icon in the brand's colour (lib/management/logo-endpoint.ts).
+    icons: { icon: "/favicon.ico" },
+  };
+}
 
 /** Engine branding for every page; the defaults when the database cannot be read. */
 async function branding() {

@@ -327,6 +327,7 @@ test("branding: live preview, saved colors on the login page; texts: override an
   await expect(login.locator('input[name="loginName"]')).toBeVisible();
   await expect(login.locator("button[type=submit]")).toHaveCSS("background-color", "rgb(15, 118, 110)");
   await expect(login.locator(".brand")).toContainText("ACME ID");
+  await expect(login).toHaveTitle("ACME ID");
   // The logo link carries the logo's version, so a browser that kept the old one fetches the new one at once.
   const src = await login.locator(".brand img").getAttribute("src");
   expect(src).toMatch(/^\/ui\/branding\/logo\?v=[\w-]{22}$/);
