@@ -124,6 +124,16 @@ describe("the account page", () => {
     expect(await listFactors(t.inst.db, user.id)).toHaveLength(0);
   });
 
+  it("authenticators added without a name are numbered, so that they can be told apart", async () => {
+    const user = await makeUser(t, "ines");
+    const { b, access } = await signedIn("ines");
+    for (let i = 0; i < 2; i++) {
+      const enrolment = await totpEnrolment(t.inst, user, "Torii");
+      expect(at(await submit(b, "add-authenticator", { factorId: enrolment.factorId, code: appCode(enrolment.secret), name: "  ", csrf: access.csrf }))).toContain("done=authenticatorAdded");
+    }
+    expect((await listFactors(t.inst.db, user.id)).map((f) => f.name).sort()).toEqual(["Authenticator", "Authenticator 2"]);
+  });
+
   it("sessions and applications: only the user's own can be ended or withdrawn", async () => {
     await makeUser(t, "dora");
     await makeUser(t, "emil");

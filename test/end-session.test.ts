@@ -324,7 +324,7 @@ describe("requests not tied to a client ask the user first", () => {
     expect(loc(res)).toMatch(/\/ui\/logout\?request=/);
     await expectStillSignedIn(here, r, sHere);
     // The user agrees: this browser's sessions end.
-    expect(loc(await confirm(here, loc(res)))).toBe(`${BYE}`);
+    expect(loc(await confirm(here, loc(res)))).toBe(BYE);
     await expectLoggedOut(here, r, sHere);
   });
 

@@ -14,8 +14,7 @@ import type { Engine } from "@/lib/engine";
 import { recordAudit, type Actor } from "@/lib/store/audit";
 import { confirmPasskey, findPasskey, getFactor, listFactors, passkeyChallengeOf, pendingPasskey, recordPasskeyUse, unusedRecoveryCodes } from "@/lib/store/factors";
 import type { User } from "@/lib/store/users";
-import { newRecoveryCodes, type FactorMethod } from "./second-factor";
-import { showable } from "@/lib/text/shown-text";
+import { factorName, newRecoveryCodes, type FactorMethod } from "./second-factor";
 
 /**
  * Passkeys (WebAuthn, with @simplewebauthn/server): registered on the account page, used as a
@@ -95,7 +94,7 @@ export async function confirmPasskeyRegistration(
   }
   if (!verified.verified) return { ok: false };
   const info = verified.registrationInfo;
-  const name = showable(input.name).trim().slice(0, 64) || "Passkey";
+  const name = await factorName(inst, userId, input.name, "Passkey");
   const done = await confirmPasskey(inst.db, factorId, {
     name,
     credentialId: info.credential.id,

@@ -85,6 +85,21 @@ function normalRecoveryCode(input: string): string | null {
 }
 
 /**
+ * The name a new factor is listed under: the one typed (shown text only, at most 64 characters),
+ * or else `fallback`, numbered when the user already has a factor of that name ("Authenticator 2"),
+ * so that the account page and the console can tell them apart.
+ */
+export async function factorName(inst: Engine, userId: string, typed: string, fallback: string): Promise<string> {
+  const name = showable(typed).trim().slice(0, 64);
+  if (name) return name;
+  const taken = new Set((await listFactors(inst.db, userId)).map((f) => f.name));
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? fallback : `${fallback} ${n}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+/**
  * Confirms a pending TOTP enrolment with its first code. The first factor of a user also creates
  * their recovery codes, returned in clear for the one time they are shown.
  */
@@ -99,7 +114,7 @@ export async function confirmTotpEnrolment(
   const pending = await getFactor(inst.db, userId, factorId);
   if (!pending || pending.type !== "totp" || pending.confirmedAt) return { ok: false };
   const step = matchingStep(inst, pending, input.code.replace(/\s/g, ""), now);
-  const name = showable(input.name).trim().slice(0, 64) || "Authenticator";
+  const name = await factorName(inst, userId, input.name, "Authenticator");
   if (step === null || !(await acceptTotpStep(inst.db, factorId, step, { name }, now))) return { ok: false };
   await recordAudit(inst.db, actor, { action: "user.factor.added", targetType: "user", targetId: userId, details: { factorId, type: "totp", name } });
   const first = (await listFactors(inst.db, userId)).length === 1 && (await unusedRecoveryCodes(inst.db, userId)) === 0;
