@@ -56,6 +56,13 @@ test("the owner manages the account: profile, password, authenticator and recove
   await page.locator("#profile button[type=submit]").click();
   await expect(status(page, "profile")).toHaveText("Your profile was saved.");
   await expect(page.locator("#givenName")).toHaveValue("Ada");
+  // The profile's language is the page's too, at once; "as my browser says" gives it back.
+  await page.locator("#locale").selectOption("de");
+  await page.locator("#profile button[type=submit]").click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Ihr Konto");
+  await page.locator("#locale").selectOption("");
+  await page.locator("#profile button[type=submit]").click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Your account");
 
   // Sessions: this browser and the other one, each told by its browser, system and address.
   const sessions = page.getByTestId("session-list").locator("li");

@@ -124,6 +124,18 @@ describe("the account page", () => {
     expect(await listFactors(t.inst.db, user.id)).toHaveLength(0);
   });
 
+  it("the profile's language pins the pages' language; 'as my browser says' unpins it", async () => {
+    await makeUser(t, "jana");
+    const { b, access } = await signedIn("jana");
+    const saved = await submit(b, "profile", { givenName: "Jana", locale: "fr", csrf: access.csrf });
+    expect(at(saved)).toContain("done=profileSaved");
+    expect(saved.headers.getSetCookie().find((c) => c.startsWith("torii_locale="))).toMatch(/^torii_locale=fr; Path=\//);
+    const unpinned = (await submit(b, "profile", { givenName: "Jana", locale: "", csrf: access.csrf })).headers.getSetCookie().find((c) => c.startsWith("torii_locale="));
+    expect(unpinned).toMatch(/^torii_locale=; Path=\/; Max-Age=0/);
+    // A refused change leaves the pages' language alone.
+    expect((await submit(b, "profile", { locale: "xx", csrf: access.csrf })).headers.getSetCookie().some((c) => c.startsWith("torii_locale="))).toBe(false);
+  });
+
   it("authenticators added without a name are numbered, so that they can be told apart", async () => {
     const user = await makeUser(t, "ines");
     const { b, access } = await signedIn("ines");

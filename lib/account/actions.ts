@@ -27,7 +27,15 @@ import { isRecentSignIn } from "./app";
  * audit event, and says how it went: `done` with a message key, or an error key for the section.
  * The HTTP side is lib/account/handlers.ts.
  */
-export type Outcome = { ok: true; done: string; recoveryCodes?: string[] } | { ok: false; error: string; violations?: string[] };
+export type Outcome =
+  | {
+      ok: true;
+      done: string;
+      recoveryCodes?: string[];
+      /** The language the pages are to show from now on; null: the browser's (profile saved). */
+      pageLocale?: string | null;
+    }
+  | { ok: false; error: string; violations?: string[] };
 type Ctx = { inst: Engine; access: AppAccess; actor: Actor; form: URLSearchParams };
 
 const field = (form: URLSearchParams, name: string) => (form.get(name) ?? "").trim();
@@ -47,7 +55,8 @@ export async function updateProfile({ inst, access, actor, form }: Ctx): Promise
     await updateUser(tx, access.user.id, { givenName: givenName || null, familyName: familyName || null, locale: locale || null }, dateOf(inst.clock));
     await recordAudit(tx, actor, { action: "user.updated", targetType: "user", targetId: access.user.id, details: { fields: ["givenName", "familyName", "locale"], by: "self" } });
   });
-  return { ok: true, done: "profileSaved" };
+  // The language chosen here is the one the page goes on in, as well as its mails'.
+  return { ok: true, done: "profileSaved", pageLocale: locale || null };
 }
 
 /**
