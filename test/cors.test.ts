@@ -46,15 +46,19 @@ describe("CORS on the back-channel endpoints", () => {
     expect(server.res.headers.get("access-control-allow-origin")).toBeNull();
   });
 
-  it("token: an error about the grant of an authenticated client is readable from its origin; a failed authentication is not", async () => {
+  it("token: an error about the grant of an authenticated client is readable from its origin; a failed authentication from any client's origin, not from others", async () => {
     const bad = await token(t, { grant_type: "refresh_token", refresh_token: "nope" }, { auth: basic(spa.id, spa.secret), headers: { origin: SPA } });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe("invalid_grant");
     expectAllowed(bad.res, SPA);
 
+    // It names no client, and tells nothing about any: the page may read it and act on it.
     const unauthenticated = await token(t, { grant_type: "client_credentials" }, { auth: basic(spa.id, "wrong"), headers: { origin: SPA } });
     expect(unauthenticated.status).toBe(401);
-    expectNotAllowed(unauthenticated.res);
+    expectAllowed(unauthenticated.res, SPA);
+    const elsewhere = await token(t, { grant_type: "client_credentials" }, { auth: basic(spa.id, "wrong"), headers: { origin: OTHER } });
+    expect(elsewhere.status).toBe(401);
+    expectNotAllowed(elsewhere.res);
   });
 
   it("preflight on token, revocation, introspection and userinfo: 204 with the methods and headers a page may send, never credentials", async () => {
@@ -107,10 +111,14 @@ describe("CORS on the back-channel endpoints", () => {
     const revoked = await fetch(t.baseUrl + "/oauth/v2/revoke", form({ token: at }));
     expect(revoked.status).toBe(200);
     expectAllowed(revoked, SPA);
-    // A token that no longer resolves names no client, so no page may read the refusal.
+    // A token that no longer resolves names no client: the refusal is readable from any client's
+    // origin (a single-page app learns it needs a new token instead of seeing a network error),
+    // and from no other.
     const after = await userinfo(SPA);
     expect(after.status).toBe(401);
-    expectNotAllowed(after);
+    expectAllowed(after, SPA);
+    expect(after.headers.get("access-control-expose-headers")).toContain("WWW-Authenticate");
+    expectNotAllowed(await userinfo(OTHER));
   });
 
   it("allowedOrigins replaces the redirect URI origins; [] allows no page; null goes back to the redirect URIs", async () => {

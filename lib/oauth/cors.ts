@@ -1,6 +1,6 @@
 import type { Engine } from "@/lib/engine";
 import { appendHeader, backChannel, setHeader } from "@/lib/http/responses";
-import type { Client } from "@/lib/store/clients";
+import type { Client, ClientOrigins } from "@/lib/store/clients";
 import type { HttpRequest } from "@/lib/http/request";
 
 /**
@@ -60,12 +60,33 @@ export function corsEndpoint(methods: readonly string[], handler: ScopedHandler)
     // The answer depends on Origin: caches must keep one per origin. (Through the record of a
     // JSON answer: reading `response.headers` would make undici's Headers on every call.)
     appendHeader(response, "Vary", "Origin");
-    if (origin && cors.client && webOriginsOf(cors.client).includes(origin)) {
+    if (origin && (cors.client ? webOriginsOf(cors.client).includes(origin) : response.status >= 400 && (await anyClientOrigin(engine, origin)))) {
       setHeader(response, "Access-Control-Allow-Origin", origin);
       setHeader(response, "Access-Control-Expose-Headers", "WWW-Authenticate, Retry-After");
     }
     return response;
   };
+}
+
+// The origins of all clients, by the cached list they come from (a new list after any change).
+const allOrigins = new WeakMap<readonly ClientOrigins[], ReadonlySet<string>>();
+
+/**
+ * An error that names no client (an expired or unknown token at userinfo, a client that failed to
+ * authenticate) is readable by the pages of every registered client's origins: otherwise the
+ * browser hides it, and a single-page app sees a network failure where the answer is "401, get a
+ * new token". Such an answer tells nothing about any client or user.
+ */
+async function anyClientOrigin(engine: Engine, origin: string): Promise<boolean> {
+  let list: readonly ClientOrigins[];
+  try {
+    list = await engine.store.clients.origins();
+  } catch {
+    return false; // the database out of reach: the error itself is what the request gets
+  }
+  let set = allOrigins.get(list);
+  if (!set) allOrigins.set(list, (set = new Set(list.flatMap(webOriginsOf))));
+  return set.has(origin);
 }
 
 /** Headers a page may send to these endpoints. */

@@ -1,6 +1,6 @@
 import type { JWTVerifyGetKey } from "jose";
 import type { Api } from "@/lib/store/apis";
-import type { Client } from "@/lib/store/clients";
+import type { Client, ClientOrigins } from "@/lib/store/clients";
 import type { ActiveKey } from "@/lib/store/signing-keys";
 import { MAX_AUTH_CODE_SECONDS, type Settings } from "@/lib/store/settings";
 import type { TokenWithGrant } from "@/lib/store/tokens";
@@ -37,6 +37,8 @@ export type KeyMaterial = {
 export class Caches {
   readonly settings: TtlCache<Settings>;
   readonly clients: TtlCache<Client | undefined>;
+  /** Every client's web origin settings (a short list, read whole: CORS of errors, lib/oauth/cors.ts). */
+  readonly clientOrigins: TtlCache<ClientOrigins[]>;
   readonly keys: TtlCache<KeyMaterial>;
   readonly textOverrides: TtlCache<Record<string, string>>;
   /** Every API resource (a short list, read whole: resource indicators, scopes, discovery). */
@@ -76,6 +78,7 @@ export class Caches {
   constructor(private readonly clock: Clock) {
     this.settings = new TtlCache(clock, 3_000, 1);
     this.clients = new TtlCache(clock, 3_000);
+    this.clientOrigins = new TtlCache(clock, 3_000, 1);
     this.keys = new TtlCache(clock, 5_000, 1);
     this.textOverrides = new TtlCache(clock, 3_000, 16);
     this.apis = new TtlCache(clock, 3_000, 1);
@@ -109,6 +112,8 @@ export class Caches {
     this[name].invalidate(key);
     // Discovery lists every API's scopes in scopes_supported.
     if (name === "apis") this.discovery.invalidate();
+    // Any client's change may change the origins of all of them.
+    if (name === "clients") this.clientOrigins.invalidate();
   }
 
   invalidateAll(): void {

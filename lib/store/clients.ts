@@ -76,6 +76,14 @@ export function getClient(scope: { db: Executor; caches: Caches }, id: string): 
   );
 }
 
+/** What decides the web origins a client's pages call the back-channel endpoints from. */
+export type ClientOrigins = Pick<Client, "allowedOrigins" | "redirectUris">;
+
+/** Every client's origin settings, from the engine's cache (dropped with any client's change). */
+export function getClientOrigins(scope: { db: Executor; caches: Caches }): Promise<ClientOrigins[]> {
+  return scope.caches.clientOrigins.get("all", () => scope.db.select({ allowedOrigins: clients.allowedOrigins, redirectUris: clients.redirectUris }).from(clients));
+}
+
 /** The invalidation for a changed or deleted client (lib/store/invalidation.ts `mutate`). */
 export function clientChanged(id: string): Invalidation {
   return { cache: "clients", key: id };

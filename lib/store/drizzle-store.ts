@@ -6,7 +6,7 @@ import { dateOf, type Clock } from "@/lib/clock";
 import type { Caches } from "./caches";
 import { recordAudit, recordAuditWrite } from "./audit";
 import { completeAuthRequest, completeAuthRequestWrite, createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "./auth-requests";
-import { getClient } from "./clients";
+import { getClient, getClientOrigins } from "./clients";
 import { createAuthorizationCode, createAuthorizationCodeWrite, findAuthorizationCode, findCodeForRedemption, markCodeUsed, markCodeUsedWrite } from "./codes";
 import { createGrant, createGrantWrite, getGrant, revokeGrant, revokeJti, revokeSessionTokens, sessionEnded } from "./grants";
 import { consumeJtiOnce, consumeJtiOnceWrite } from "./jti";
@@ -211,7 +211,7 @@ export function drizzleStore(scope: StoreScope): Store {
   const direct = withRememberedBrowsers(repositoriesOn(scope.db, scope.clock, revokedNow), scope);
   return {
     ...direct,
-    clients: { get: (id) => getClient(scope, id) },
+    clients: { get: (id) => getClient(scope, id), origins: () => getClientOrigins(scope) },
     apis: { list: () => getApis(scope) },
     settings: { get: () => getSettings(scope) },
     keys: scope.keys,

@@ -2,7 +2,7 @@ import type { Clock } from "@/lib/clock";
 import type { JWTVerifyGetKey } from "jose";
 import type { recordAudit } from "./audit";
 import type { completeAuthRequest, createAuthRequest, findPendingAuthRequest, updateAuthRequest } from "./auth-requests";
-import type { Client } from "./clients";
+import type { Client, ClientOrigins } from "./clients";
 import type { Api, rolesByApi, rolesFor } from "./apis";
 import type { consentsOf, grantConsent } from "./consents";
 import type { createAuthorizationCode, findAuthorizationCode, findCodeForRedemption, markCodeUsed, Redemption } from "./codes";
@@ -156,7 +156,11 @@ export type TokenSealer = {
  * (lib/oauth/grants/transaction.ts).
  */
 export interface Store extends Repositories {
-  readonly clients: { get(id: string): Promise<Client | undefined> };
+  readonly clients: {
+    get(id: string): Promise<Client | undefined>;
+    /** Every client's origin settings (CORS of answers that name no client). */
+    origins(): Promise<readonly ClientOrigins[]>;
+  };
   /** The API resources (RFC 8707 resource indicators, their scopes and roles), cached. */
   readonly apis: { list(): Promise<Api[]> };
   readonly settings: { get(): Promise<Settings> };

@@ -414,7 +414,7 @@ export class MemoryStore {
   get store(): Store {
     return {
       ...this.repositories(() => this.state),
-      clients: { get: (id) => Promise.resolve(this.clients.get(id)) },
+      clients: { get: (id) => Promise.resolve(this.clients.get(id)), origins: () => Promise.resolve([...this.clients.values()]) },
       apis: { list: () => Promise.resolve([...this.apis]) },
       settings: { get: () => Promise.resolve(this.settings) },
       keys: {
