@@ -123,6 +123,16 @@ describe("clients", () => {
     }
   });
 
+  it("lists all clients, or one page of them with limit and offset; a bad limit is a 400", async () => {
+    for (let i = 0; i < 3; i++) expect((await post("/clients", { ...web, name: `paged-${i}` })).status).toBe(201);
+    const all = (await (await get("/clients")).json()) as { clients: { clientId: string }[]; total: number };
+    expect(all.total).toBe(all.clients.length);
+    const page = (await (await get("/clients?limit=2&offset=1")).json()) as { clients: { clientId: string }[]; total: number };
+    expect(page.total).toBe(all.total);
+    expect(page.clients.map((c) => c.clientId)).toEqual(all.clients.slice(1, 3).map((c) => c.clientId));
+    for (const bad of ["limit=0", "limit=-1", "limit=201", "offset=-1", "limit=x"]) expect((await get(`/clients?${bad}`)).status, bad).toBe(400);
+  });
+
   it("gives public and private_key_jwt clients no secret, and needs public keys for private_key_jwt", async () => {
     const spa = await (await post("/clients", { ...web, authMethod: "none" })).json();
     expect(spa.clientSecret).toBeUndefined();

@@ -1,3 +1,4 @@
+import { OptionalPageQuery, pageOf } from "./paging";
 import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { API_CHANGED, assignRole, deleteApi, insertApi, listApis, readApi, roleHolderPage, roleHolders, rolesOf, rotateApiSecret, setRoles, unassignRole, updateApi, type Api } from "@/lib/store/apis";
@@ -123,7 +124,7 @@ const ApiView = named(
     updatedAt: iso,
   }),
 );
-const ApiList = named("ApiList", z.object({ apis: z.array(ApiView) }));
+const ApiList = named("ApiList", z.object({ apis: z.array(ApiView), total: z.number().int().describe("How many APIs there are in all.") }));
 const ApiSecret = named("ApiSecret", z.object({ apiId: z.string(), identifier: z.string(), clientSecret: z.string().describe("Shown once. The API authenticates to /oauth/v2/introspect with HTTP Basic: its identifier and this secret.") }));
 
 const RoleHolders = named(
@@ -274,11 +275,13 @@ export const apiRoutes = [
     method: "GET",
     path: "/apis",
     operationId: "listApis",
-    summary: "List the APIs (oldest first).",
+    summary: "List the APIs (oldest first), all or one page (limit, offset).",
     tag: "apis",
-    success: { status: 200, description: "The APIs.", schema: ApiList },
-    async handler(ctx) {
-      return { apis: (await listApis(ctx.db)).map(apiView) };
+    query: OptionalPageQuery,
+    success: { status: 200, description: "The APIs, or one page of them.", schema: ApiList },
+    async handler(ctx, _body, q) {
+      const { items, total } = pageOf(await listApis(ctx.db), q);
+      return { apis: items.map(apiView), total };
     },
   }),
   route({

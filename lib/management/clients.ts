@@ -1,3 +1,4 @@
+import { OptionalPageQuery, pageOf } from "./paging";
 import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { mutate } from "@/lib/store/invalidation";
@@ -118,7 +119,7 @@ const ClientWithSecret = named(
     clientSecret: z.string().optional().describe("Shown once: on create, on a new secret, and when PATCH switches to a secret method."),
   }),
 );
-const ClientList = named("ClientList", z.object({ clients: z.array(ClientView) }));
+const ClientList = named("ClientList", z.object({ clients: z.array(ClientView), total: z.number().int().describe("How many clients there are in all.") }));
 const ClientSecret = named("ClientSecret", z.object({ clientId: z.string(), clientSecret: z.string() }));
 
 type View = z.infer<typeof ClientView>;
@@ -302,11 +303,13 @@ export const clientRoutes = [
     method: "GET",
     path: "/clients",
     operationId: "listClients",
-    summary: "List clients (oldest first). Secrets are never included.",
+    summary: "List clients (oldest first), all or one page (limit, offset). Secrets are never included.",
     tag: "clients",
-    success: { status: 200, description: "All clients.", schema: ClientList },
-    async handler(ctx) {
-      return { clients: (await listClients(ctx.db)).map(clientView) };
+    query: OptionalPageQuery,
+    success: { status: 200, description: "The clients, or one page of them.", schema: ClientList },
+    async handler(ctx, _body, q) {
+      const { items, total } = pageOf(await listClients(ctx.db), q);
+      return { clients: items.map(clientView), total };
     },
   }),
   route({

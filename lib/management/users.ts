@@ -1,3 +1,4 @@
+import { MAX_PAGE } from "./paging";
 import { dateOf } from "@/lib/clock";
 import { exportJWK, generateKeyPair } from "jose";
 import { z } from "zod";
@@ -153,7 +154,7 @@ const UserList = named(
   z.object({ users: z.array(UserView), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
 );
 const UserQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(50),
   offset: z.coerce.number().int().min(0).default(0),
   search: z.string().trim().max(200).optional().describe("Part of the username or email, case-insensitive."),
   type: z.enum(["human", "machine"]).optional(),
