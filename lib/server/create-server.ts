@@ -60,7 +60,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
   const apiHeaders = Object.freeze({ ...common, "Content-Security-Policy": API_CSP });
 
   const refuse = (req: IncomingMessage, res: ServerResponse, refusal: Refusal) => {
-    const body = refusal.status === 204 ? "" : refusalBody(refusal);
+    const body = refusal.status === 204 ? "" : refusalBody(refusal, (req.url ?? "").split("?")[0]);
     res.writeHead(refusal.status, {
       ...common,
       "Content-Security-Policy": API_CSP,
@@ -120,7 +120,7 @@ export function toriiRequestListener(engine: Engine, fallback?: NextRequestHandl
       if (err instanceof BodyTooLarge) {
         if (!res.headersSent) res.writeHead(413, { "Content-Type": "application/json", ...common });
         closeAfterAnswer(req, res);
-        res.end(JSON.stringify({ error: "invalid_request", error_description: "Request body too large." }));
+        res.end(refusalBody({ status: 413, message: "Request body too large." }, pathname));
         return;
       }
       if (err instanceof RequestAborted) return;

@@ -97,7 +97,9 @@ export function isActionBody(method: string, headers: IncomingHttpHeaders): bool
 }
 
 /** What a refused request is told: an OAuth-style error body (RFC 6749 5.2's shape). */
-export function refusalBody(refusal: Refusal): string {
+export function refusalBody(refusal: Refusal, path = ""): string {
+  // In the error shape of the endpoint's family: the management API's `{error, message}`, OAuth's elsewhere.
+  if (path.startsWith("/management/")) return JSON.stringify({ error: "invalid_request", message: refusal.message });
   return JSON.stringify({ error: "invalid_request", error_description: refusal.message });
 }
 
