@@ -278,6 +278,14 @@ describe("form conversion", () => {
       accessTokenLifetime: "Must be at most 604800.",
       "": "Whole.",
     });
+    // A field of a list item (a scope's name on its line) says the line too.
+    const scopes = [
+      { path: "scopes.0.name", message: "A scope name is 1 to 100 printable characters." },
+      { path: "scopes.2.name", message: "A scope name is 1 to 100 printable characters." },
+    ];
+    expect(fieldErrors(scopes, ["scopes"], translator("en"))).toEqual({
+      scopes: "A scope name is 1 to 100 printable characters. (line 1) A scope name is 1 to 100 printable characters. (line 3)",
+    });
     expect(fieldErrors(fields, inputs, translator("de"))).toEqual({
       redirectUris: "Die URI darf kein Fragment (#) enthalten. (Zeile 2)",
       name: "Pflichtfeld.",

@@ -200,7 +200,9 @@ export function fieldErrors(fields: FieldProblem[], inputs: readonly string[], t
     const rest = f.path !== input && input ? f.path.slice(input.length + 1) : "";
     const key = `apiErrors.${f.code}`;
     let text = f.code && t.has(key) ? t(key, f.params ?? {}) : f.message;
-    if (/^\d+$/.test(rest)) text += ` ${t("apiErrors.line", { line: Number(rest) + 1 })}`;
+    // A list input's item (`redirectUris.2`, or a field of it, `scopes.0.name`): its line.
+    const item = /^(\d+)(?:\.|$)/.exec(rest);
+    if (item) text += ` ${t("apiErrors.line", { line: Number(item[1]) + 1 })}`;
     out[input] = out[input] ? `${out[input]} ${text}` : text;
   }
   return out;
