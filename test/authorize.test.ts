@@ -57,18 +57,6 @@ describe("client and redirect URI are checked first, on our own page", () => {
     expect(html).toContain("n’est pas enregistrée");
   });
 
-  it("ui_locales pins the language for the pages that follow; without it a pinned language holds, and nothing is pinned", async () => {
-    const pinned = await new Browser(t).authorize({ ...base(), ui_locales: "de" });
-    expect(pinned.headers.getSetCookie().find((c) => c.startsWith("torii_locale="))).toMatch(/^torii_locale=de;/);
-    const b = new Browser(t);
-    b.headers["accept-language"] = "fr";
-    expect((await b.authorize(base())).headers.getSetCookie().some((c) => c.startsWith("torii_locale="))).toBe(false);
-    // A language pinned before (an earlier ui_locales, the account page's profile) beats Accept-Language.
-    b.cookies.set("torii_locale", "it");
-    const html = await (await b.authorize({ ...base(), redirect_uri: REDIRECT + "/other" })).text();
-    expect(html).toContain('lang="it"');
-  });
-
   it("a repeated client_id is not trusted", async () => {
     const res = await new Browser(t).authorizeRaw(`?client_id=${clientId}&client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}`);
     expect(res.status).toBe(400);

@@ -2,11 +2,11 @@ import { dateOf } from "@/lib/clock";
 import { isInputDataError } from "@/lib/http/text-input";
 import { BodyTooLarge, bodyTooLargeResponse } from "@/lib/http/body";
 import { unexpectedOAuthError } from "@/lib/http/responses";
-import { LOCALE_COOKIE, pageLocale, resolveLocale } from "@/lib/i18n/locales";
+import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
 import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Engine } from "@/lib/engine";
 import { interactionPage, loadPolicyInput, pendingStep } from "@/lib/login/steps";
-import { requestCookie, serializeCookie } from "@/lib/session/cookies";
+import { serializeCookie } from "@/lib/session/cookies";
 import { browserOfRequest, createBrowser, userAgentOfRequest } from "@/lib/session/user-agent";
 import type { Settings } from "@/lib/store/settings";
 import type { NewAuthRequest } from "@/lib/store/auth-requests";
@@ -52,12 +52,7 @@ export async function handleAuthorize(inst: Engine, request: HttpRequest): Promi
     return authorizeErrorPage({ status: 400, locale, code: "badRequest", theme: settings.branding, texts: await pageOverrides(inst, locale) });
   }
   const v = raw.values;
-  // ui_locales picks the language and pins it for the pages that follow; without it, the language
-  // this browser pinned before (an earlier ui_locales, the account page's profile) still holds,
-  // as on every page, and else Accept-Language decides.
-  const locale = v.ui_locales
-    ? resolveLocale({ uiLocales: v.ui_locales, acceptLanguage, defaultLocale: settings.defaultLocale })
-    : pageLocale({ pinned: requestCookie(request, LOCALE_COOKIE), acceptLanguage, defaultLocale: settings.defaultLocale });
+  const locale = resolveLocale({ uiLocales: v.ui_locales, acceptLanguage, defaultLocale: settings.defaultLocale });
   const texts = await pageOverrides(inst, locale);
   const page = (code: string) => authorizeErrorPage({ status: 400, locale, code, theme: settings.branding, texts });
 
@@ -91,7 +86,7 @@ export async function handleAuthorize(inst: Engine, request: HttpRequest): Promi
     // below), so requests that end in an error leave nothing behind.
     const now = dateOf(inst.clock);
     const knownUa = await browserOfRequest(inst.store, inst.config.issuer, request, now);
-    const cookies = v.ui_locales ? [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") })] : [];
+    const cookies = [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") })];
     const policyRequest = {
       prompt: req.prompt,
       maxAge: req.maxAge,
