@@ -134,6 +134,11 @@ describe("the account page", () => {
     expect(unpinned).toMatch(/^torii_locale=; Path=\/; Max-Age=0/);
     // A refused change leaves the pages' language alone.
     expect((await submit(b, "profile", { locale: "xx", csrf: access.csrf })).headers.getSetCookie().some((c) => c.startsWith("torii_locale="))).toBe(false);
+    // The next sign-in to the page (an authorization that pinned the browser's language) brings the
+    // profile's language back.
+    await submit(b, "profile", { givenName: "Jana", locale: "it", csrf: access.csrf });
+    const again = await signedIn("jana");
+    expect(again.b.cookies.get("torii_locale")).toBe("it");
   });
 
   it("authenticators added without a name are numbered, so that they can be told apart", async () => {

@@ -5,6 +5,7 @@ import { constantTimeEqual, decrypt, encrypt, hmac, randomToken, sha256 } from "
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { handleToken } from "@/lib/oauth/token-endpoint";
 import { serializeCookie } from "@/lib/session/cookies";
+import { LOCALE_COOKIE } from "@/lib/i18n/locales";
 import { findUserAgent, getLiveSession } from "@/lib/store/sessions";
 import { getUser, type User } from "@/lib/store/users";
 import { appRedirectUri, ensureAppClient, type FirstPartyApp } from "./app";
@@ -156,12 +157,16 @@ export async function finishAppSignIn(
     return { ok: false, reason: "token", error: "invalid_id_token" };
   }
   const sealed: Sealed = { uid: claims.sub, sid: claims.sid, exp: inst.clock.now() + app.sessionMaxAgeSeconds * 1000 };
+  // The language the user chose in their profile is the app's from here on (the cookie the pages
+  // pin their language with); without one, the browser's language stays.
+  const locale = (await getUser(inst.db, claims.sub))?.locale;
   return {
     ok: true,
     returnTo: pending.returnTo,
     setCookies: [
       sessionCookie(issuer, app, encrypt(inst.masterKey, JSON.stringify(sealed), sessionAad(app))),
       serializeCookie(app.loginCookie, "", { httpOnly: true, sameSite: "Lax", secure: secure(issuer), maxAge: 0, path: app.path }),
+      ...(locale ? [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: secure(issuer) })] : []),
     ],
   };
 }
