@@ -129,6 +129,19 @@ describe("audience and resource (RFC 8693 2.1, RFC 8707)", () => {
     expect(payload.exp! - payload.iat!).toBe(120);
   });
 
+  it("an audience that names an API (kept from the subject token): the JWT carries the subject's roles there, as introspection does", async () => {
+    const api = makeApi({ id: "api-1", identifier: "https://api.unit/", scopes: [{ name: "read", description: "" }] });
+    m.apis.push(api);
+    m.roles.set(`user:${user.id}`, new Map([["api-1", ["editor"]]]));
+    const client = secretClient("rp", "rp-secret", { grantTypes: [GRANT], apiScopes: { [api.identifier]: ["read"] } });
+    m.clients.set(client.id, client);
+    const JWT_TYPE = "urn:ietf:params:oauth:token-type:jwt";
+    const forApi = await exchange({ subject_token: (await subjectToken(["openid"], client)).access_token, subject_token_type: AT, resource: api.identifier, scope: "openid read", requested_token_type: JWT_TYPE }, client);
+    const body = await exchange({ subject_token: forApi.access_token, subject_token_type: AT, audience: api.identifier, requested_token_type: JWT_TYPE }, client);
+    const { payload } = await jwtVerify(body.access_token, publishedKeys(m), { issuer: ISSUER, audience: api.identifier, currentDate: new Date(m.clock.now()) });
+    expect(payload).toMatchObject({ sub: user.id, roles: ["editor"] });
+  });
+
   it("an unknown resource, one the client may not use, several, or one that is no absolute URI: invalid_target", async () => {
     const api = makeApi({ identifier: "https://api.unit/" });
     m.apis.push(api);

@@ -110,7 +110,10 @@ export const tokenExchangeGrant: Grant = {
       audience = subject.audience.length ? subject.audience : actor?.audience.length ? actor.audience : [client.id];
     }
     if (target) audience = [target.api.identifier, ...audience.filter((a) => a !== target.api.identifier)];
-    const roles = target ? await g.store.roles.for(subject.user ? { userId: subject.user.id } : { clientId: subject.sub }, target.api.id) : null;
+    // The subject's roles at the token's API: the one `resource` named, or else an API the audience
+    // names (kept from the subject token), as introspection by that API reports them.
+    const rolesApi = target?.api ?? (await g.store.apis.list()).find((a) => audience.includes(a.identifier));
+    const roles = rolesApi ? await g.store.roles.for(subject.user ? { userId: subject.user.id } : { clientId: subject.sub }, rolesApi.id) : null;
 
     if (requested === TOKEN_TYPE.idToken && !subject.user) throw new InvalidRequest("An ID token can only be issued for a user subject.");
     // The subject jwt's jti, the grant, its tokens and the audit event: one transaction.
@@ -165,7 +168,7 @@ export const tokenExchangeGrant: Grant = {
           scope: scopeString(scopes),
         };
       } else {
-        const forApi = target ? { lifetime: target.api.accessTokenLifetime, roles: roles ?? [] } : {};
+        const forApi = target ? { lifetime: target.api.accessTokenLifetime, roles: roles ?? [] } : roles ? { roles } : {};
         const at = await issueAccessToken({ ...ctx, ...forApi, format: requested === TOKEN_TYPE.jwt ? "jwt" : "opaque" });
         body = {
           access_token: at.token,
