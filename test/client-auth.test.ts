@@ -143,6 +143,13 @@ describe("private_key_jwt", () => {
     }
   });
 
+  it("is not accepted for client credentials, which takes a secret only (spec 5, methods per endpoint)", async () => {
+    const client = await pkjClient();
+    const r = await token(t, { grant_type: "client_credentials", client_assertion_type: ASSERTION_TYPE, client_assertion: await assertion(client.id) });
+    expect(r.status).toBe(401);
+    expect(r.body.error).toBe("invalid_client");
+  });
+
   it("accepts each jti once", async () => {
     const client = await pkjClient();
     const a = await assertion(client.id);

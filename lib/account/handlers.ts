@@ -7,8 +7,7 @@ import { seeOther } from "@/lib/http/responses";
 import { clearedAppCookie, verifyAppCsrf } from "@/lib/first-party/app-session";
 import { formNotVerified, handleAppCallback, handleAppSignIn, handleAppSignOut, readAppForm, requestAppAccess } from "@/lib/first-party/app-routes";
 import { sameOrigin } from "@/lib/session/csrf";
-import { serializeCookie } from "@/lib/session/cookies";
-import { LOCALE_COOKIE } from "@/lib/i18n/locales";
+import { localeCookie, serializeCookie } from "@/lib/session/cookies";
 import type { Actor } from "@/lib/store/audit";
 import { ACCOUNT_ACTIONS, type AccountAction } from "./actions";
 import { ACCOUNT_APP, ACCOUNT_PATH } from "./app";
@@ -96,14 +95,7 @@ export async function handleAccountForm(inst: Engine, request: HttpRequest, acti
       : [];
     // The profile's language pins the pages' (the cookie the login pages pin with ui_locales);
     // "as my browser says" unpins them, so that Accept-Language decides again.
-    if (outcome.pageLocale !== undefined) {
-      const secure = inst.config.issuer.startsWith("https://");
-      cookies.push(
-        outcome.pageLocale
-          ? serializeCookie(LOCALE_COOKIE, outcome.pageLocale, { sameSite: "Lax", secure })
-          : serializeCookie(LOCALE_COOKIE, "", { sameSite: "Lax", secure, maxAge: 0 }),
-      );
-    }
+    if (outcome.pageLocale !== undefined) cookies.push(localeCookie(inst.config.issuer, outcome.pageLocale));
     // New recovery codes are shown once, in their own card at the top: that is where the page opens.
     const anchor = outcome.recoveryCodes ? "recovery-codes" : section;
     return seeOther(`${page}?done=${outcome.done}&section=${section}#${anchor}`, cookies);

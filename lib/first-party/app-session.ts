@@ -4,8 +4,7 @@ import type { Engine } from "@/lib/engine";
 import { constantTimeEqual, decrypt, encrypt, hmac, randomToken, sha256 } from "@/lib/crypto";
 import { CLIENT_ADDRESS_HEADER } from "@/lib/http/client-address";
 import { handleToken } from "@/lib/oauth/token-endpoint";
-import { serializeCookie } from "@/lib/session/cookies";
-import { LOCALE_COOKIE } from "@/lib/i18n/locales";
+import { localeCookie, serializeCookie } from "@/lib/session/cookies";
 import { findUserAgent, getLiveSession } from "@/lib/store/sessions";
 import { getUser, type User } from "@/lib/store/users";
 import { appRedirectUri, ensureAppClient, type FirstPartyApp } from "./app";
@@ -166,7 +165,7 @@ export async function finishAppSignIn(
     setCookies: [
       sessionCookie(issuer, app, encrypt(inst.masterKey, JSON.stringify(sealed), sessionAad(app))),
       serializeCookie(app.loginCookie, "", { httpOnly: true, sameSite: "Lax", secure: secure(issuer), maxAge: 0, path: app.path }),
-      ...(locale ? [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: secure(issuer) })] : []),
+      ...(locale ? [localeCookie(issuer, locale)] : []),
     ],
   };
 }

@@ -114,8 +114,9 @@ export async function confirmTotpEnrolment(
   const pending = await getFactor(inst.db, userId, factorId);
   if (!pending || pending.type !== "totp" || pending.confirmedAt) return { ok: false };
   const step = matchingStep(inst, pending, input.code.replace(/\s/g, ""), now);
+  if (step === null) return { ok: false };
   const name = await factorName(inst, userId, input.name, "Authenticator");
-  if (step === null || !(await acceptTotpStep(inst.db, factorId, step, { name }, now))) return { ok: false };
+  if (!(await acceptTotpStep(inst.db, factorId, step, { name }, now))) return { ok: false };
   await recordAudit(inst.db, actor, { action: "user.factor.added", targetType: "user", targetId: userId, details: { factorId, type: "totp", name } });
   const first = (await listFactors(inst.db, userId)).length === 1 && (await unusedRecoveryCodes(inst.db, userId)) === 0;
   return { ok: true, recoveryCodes: first ? await newRecoveryCodes(inst, userId, actor) : null };

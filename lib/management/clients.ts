@@ -2,7 +2,7 @@ import { OptionalPageQuery, pageOf } from "./paging";
 import { dateOf } from "@/lib/clock";
 import { z } from "zod";
 import { mutate } from "@/lib/store/invalidation";
-import { ACCESS_TOKEN_FORMATS, CLIENT_AUTH_METHODS as AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES } from "@/lib/protocol/vocabulary";
+import { ACCESS_TOKEN_FORMATS, CLIENT_AUTH_METHODS as AUTH_METHODS, GRANT_TYPES, RESPONSE_TYPES, SECRET_AUTH_METHODS } from "@/lib/protocol/vocabulary";
 import { recordAudit } from "@/lib/store/audit";
 import {
   clientChanged,
@@ -182,18 +182,19 @@ function registrationProblems(r: Registration): FieldError[] {
   if (gt.has("refresh_token") && gt.size === 1) {
     problems.push({ path: "grantTypes", code: "refresh_token_alone", message: "refresh_token needs another grant type that issues refresh tokens." });
   }
-  // RFC 6749 §4.4: the client credentials grant is for clients that authenticate.
-  if (gt.has("client_credentials") && r.authMethod === "none") {
-    problems.push({ path: "authMethod", code: "client_credentials_needs_auth", message: "The grant type client_credentials needs client authentication; none is not allowed." });
-  }
-  // The token endpoint takes client credentials only with a secret (spec 5, SECRET_AUTH_METHODS):
-  // a client registered otherwise could never use the grant.
-  if (gt.has("client_credentials") && r.authMethod === "private_key_jwt") {
-    problems.push({
-      path: "authMethod",
-      code: "client_credentials_needs_secret",
-      message: "The grant type client_credentials is used with client_secret_basic or client_secret_post; for a key, use the JWT bearer grant (RFC 7523).",
-    });
+  // RFC 6749 §4.4: the client credentials grant is for clients that authenticate, and the token
+  // endpoint takes it only with a secret (spec 5, SECRET_AUTH_METHODS): a client registered with
+  // another method could never use it.
+  if (gt.has("client_credentials") && r.authMethod && !(SECRET_AUTH_METHODS as readonly string[]).includes(r.authMethod)) {
+    problems.push(
+      r.authMethod === "none"
+        ? { path: "authMethod", code: "client_credentials_needs_auth", message: "The grant type client_credentials needs client authentication; none is not allowed." }
+        : {
+            path: "authMethod",
+            code: "client_credentials_needs_secret",
+            message: "The grant type client_credentials is used with client_secret_basic or client_secret_post; for a key, use the JWT bearer grant (RFC 7523).",
+          },
+    );
   }
   // Interactive clients (any response type) come back through a redirect URI; others need none.
   if (rt.size > 0 && (r.redirectUris ?? []).length === 0) {

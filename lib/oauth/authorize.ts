@@ -2,11 +2,11 @@ import { dateOf } from "@/lib/clock";
 import { isInputDataError } from "@/lib/http/text-input";
 import { BodyTooLarge, bodyTooLargeResponse } from "@/lib/http/body";
 import { unexpectedOAuthError } from "@/lib/http/responses";
-import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
+import { resolveLocale } from "@/lib/i18n/locales";
 import { pageOverrides } from "@/lib/i18n/overrides";
 import type { Engine } from "@/lib/engine";
 import { interactionPage, loadPolicyInput, pendingStep } from "@/lib/login/steps";
-import { serializeCookie } from "@/lib/session/cookies";
+import { localeCookie } from "@/lib/session/cookies";
 import { browserOfRequest, createBrowser, userAgentOfRequest } from "@/lib/session/user-agent";
 import type { Settings } from "@/lib/store/settings";
 import type { NewAuthRequest } from "@/lib/store/auth-requests";
@@ -86,7 +86,7 @@ export async function handleAuthorize(inst: Engine, request: HttpRequest): Promi
     // below), so requests that end in an error leave nothing behind.
     const now = dateOf(inst.clock);
     const knownUa = await browserOfRequest(inst.store, inst.config.issuer, request, now);
-    const cookies = [serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: inst.config.issuer.startsWith("https://") })];
+    const cookies = [localeCookie(inst.config.issuer, locale)];
     const policyRequest = {
       prompt: req.prompt,
       maxAge: req.maxAge,

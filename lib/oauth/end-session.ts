@@ -3,10 +3,10 @@ import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from
 import { clientAddress } from "@/lib/http/client-address";
 import { found, seeOther, unexpectedOAuthError } from "@/lib/http/responses";
 import { TemporarilyUnavailable } from "@/lib/protocol/errors";
-import { LOCALE_COOKIE, resolveLocale } from "@/lib/i18n/locales";
+import { resolveLocale } from "@/lib/i18n/locales";
 import type { Engine } from "@/lib/engine";
 import { LOGIN_PATHS } from "@/lib/login/paths";
-import { serializeCookie } from "@/lib/session/cookies";
+import { localeCookie } from "@/lib/session/cookies";
 import { userAgentOfRequest } from "@/lib/session/user-agent";
 import type { Client } from "@/lib/store/clients";
 import type { Session } from "@/lib/store/sessions";
@@ -179,7 +179,7 @@ export async function handleEndSession(inst: Engine, request: HttpRequest): Prom
     const cookies: string[] = [];
     if (p.ui_locales) {
       const locale = resolveLocale({ uiLocales: p.ui_locales, acceptLanguage: request.headers.get("accept-language"), defaultLocale: settings.defaultLocale });
-      cookies.push(serializeCookie(LOCALE_COOKIE, locale, { sameSite: "Lax", secure: issuer.startsWith("https://") }));
+      cookies.push(localeCookie(issuer, locale));
     }
     const d = await decide(inst, p, settings.primaryDomain);
     const done = (r: string | null) => redirect(issuer, r ?? LOGOUT_PATHS.signedOut, request.method, cookies);

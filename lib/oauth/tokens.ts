@@ -85,7 +85,7 @@ function nowSeconds(ctx: TokenContext): number {
 }
 
 /** A lifetime from now, shortened to end at `ctx.notAfter` when that comes first. */
-function lifetimeWithin(ctx: TokenContext, lifetime: number): number {
+export function lifetimeWithin(ctx: TokenContext, lifetime: number): number {
   return ctx.notAfter == null ? lifetime : Math.min(lifetime, ctx.notAfter - nowSeconds(ctx));
 }
 

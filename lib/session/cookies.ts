@@ -1,4 +1,5 @@
 import type { HttpRequest } from "@/lib/http/request";
+import { LOCALE_COOKIE } from "@/lib/i18n/locales";
 
 /** Cookie parsing and serialising for framework-free handlers (they read the request itself). */
 
@@ -39,4 +40,14 @@ export function serializeCookie(name: string, value: string, o: CookieOptions = 
   if (o.secure) parts.push("Secure");
   parts.push(`SameSite=${o.sameSite ?? "Lax"}`);
   return parts.join("; ");
+}
+
+/**
+ * The cookie that pins the pages' language (LOCALE_COOKIE) for this browser: set by an
+ * authorization's or logout's `ui_locales` and by the profile's language; `null` unpins it, so
+ * that Accept-Language decides again.
+ */
+export function localeCookie(issuer: string, locale: string | null): string {
+  const o = { sameSite: "Lax", secure: issuer.startsWith("https://") } as const;
+  return locale ? serializeCookie(LOCALE_COOKIE, locale, o) : serializeCookie(LOCALE_COOKIE, "", { ...o, maxAge: 0 });
 }

@@ -21,15 +21,15 @@ type SearchParams = Promise<Record<string, string | string[] | undefined>>;
 const one = (v: string | string[] | undefined) => (typeof v === "string" ? v : undefined);
 const when = (d: Date | null) => (d ? `${d.toISOString().slice(0, 16).replace("T", " ")} UTC` : "—");
 
+/** The `amr` values a session can carry that the page names (messages `account.sessions.method`). */
+const NAMED_AMR = ["pwd", "otp", "hwk", "swk"] as const;
+const isNamedAmr = (m: string): m is (typeof NAMED_AMR)[number] => (NAMED_AMR as readonly string[]).includes(m);
+
 /**
  * The account page: a signed-in person's own profile, address, password, second factors,
  * sessions, applications and recent security events. Every form is a plain POST to
  * /ui/account/submit/{action} (lib/account/handlers.ts) and comes back here with the outcome.
  */
-/** The `amr` values a session can carry that the page names (messages `account.sessions.method`). */
-const NAMED_AMR = ["pwd", "otp", "hwk", "swk"] as const;
-const isNamedAmr = (m: string): m is (typeof NAMED_AMR)[number] => (NAMED_AMR as readonly string[]).includes(m);
-
 export default async function AccountPage({ searchParams }: { searchParams: SearchParams }) {
   const sp = await searchParams;
   const inst = await torii();

@@ -11,7 +11,7 @@ import { parseParams } from "../params/parse";
 import { GRANT, tokenExchangeParams } from "../params/token";
 import { narrowScopes, parseScope, parseScopeTokens, scopeString } from "../scopes";
 import { accessTokenScopes, resolveTarget } from "../resources";
-import { issueAccessToken, issueIdToken, issueRefreshToken, verifyOwnJwt, wantsRefreshToken } from "../tokens";
+import { issueAccessToken, issueIdToken, issueRefreshToken, lifetimeWithin, verifyOwnJwt, wantsRefreshToken } from "../tokens";
 import { grantTransaction } from "./transaction";
 import type { Grant, GrantRequest, TokenResponse } from "./types";
 import { claimTypeProblem } from "../assertion-lifetime";
@@ -164,7 +164,7 @@ export const tokenExchangeGrant: Grant = {
           access_token: await issueIdToken({ ...ctx, withAccessToken: false }),
           issued_token_type: TOKEN_TYPE.idToken,
           token_type: "N_A",
-          expires_in: Math.min(client.idTokenLifetime, (notAfter ?? Infinity) - now),
+          expires_in: lifetimeWithin(ctx, client.idTokenLifetime),
           scope: scopeString(scopes),
         };
       } else {
