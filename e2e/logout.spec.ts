@@ -92,6 +92,18 @@ test("without id_token_hint the user confirms on a page that cannot be framed", 
   await expectSignedOut(page, tokens);
 });
 
+test("the user may decline the sign-out: back at the relying party, still signed in", async ({ page }) => {
+  const tokens = await signInAtRp(page);
+  await page.goto(endSessionUrl({ client_id: rp.clientId, post_logout_redirect_uri: bye, state: "stay-1" }));
+  await page.getByRole("button", { name: "No, stay signed in" }).click();
+  await page.waitForURL(bye + "**");
+  expect(new URL(page.url()).searchParams.get("state")).toBe("stay-1");
+  expect((await post("/oauth/v2/introspect", { token: tokens.access })).body.active).toBe(true);
+  await page.goto(rp.authorizeUrl({ state: "st", prompt: "none" }));
+  await page.waitForURL(rp.redirectUri + "**");
+  expect(callbackParams(page.url()).code).toBeTruthy();
+});
+
 test("an id_token_hint and a client_id of different clients: an error page, still signed in", async ({ page }) => {
   const tokens = await signInAtRp(page);
   await page.goto(endSessionUrl({ id_token_hint: tokens.idToken, client_id: "someone-else", post_logout_redirect_uri: bye }));

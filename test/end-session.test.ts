@@ -78,10 +78,10 @@ async function live(b: Browser): Promise<string[]> {
 }
 
 /** Posts the confirmation form as the confirmation page renders it. */
-async function confirm(b: Browser, location: string, o: { csrf?: string | null; origin?: string } = {}): Promise<Response> {
+async function confirm(b: Browser, location: string, o: { csrf?: string | null; origin?: string; stay?: boolean } = {}): Promise<Response> {
   const sealed = new URL(location).searchParams.get("request")!;
   const csrf = o.csrf === undefined ? logoutCsrf(t.inst.masterKey, await uaId(b), sealed) : o.csrf;
-  const body = new URLSearchParams({ request: sealed, ...(csrf === null ? {} : { csrf }) });
+  const body = new URLSearchParams({ request: sealed, ...(csrf === null ? {} : { csrf }), ...(o.stay ? { stay: "1" } : {}) });
   return handleLogoutConfirm(t.inst, 
     b.request("/ui/logout/confirm", { method: "POST", body: body.toString(), headers: { "content-type": "application/x-www-form-urlencoded", origin: o.origin ?? t.baseUrl } }),
   );
@@ -326,6 +326,31 @@ describe("requests not tied to a client ask the user first", () => {
     // The user agrees: this browser's sessions end.
     expect(loc(await confirm(here, loc(res)))).toBe(BYE);
     await expectLoggedOut(here, r, sHere);
+  });
+
+  it("the user may decline: nothing ends, back to the relying party's redirect with state, or to the account page", async () => {
+    const r = await rp();
+    const user = await makeUser(t, uniq("rae"), PASSWORD);
+    const b = new Browser(t);
+    const s = await signIn(b, r, user);
+    const res = await endSession(b, { client_id: r.client.id, post_logout_redirect_uri: BYE, state: "st" });
+    const stayed = await confirm(b, loc(res), { stay: true });
+    expect(stayed.status).toBe(303);
+    expect(loc(stayed)).toBe(`${BYE}?state=st`);
+    await expectStillSignedIn(b, r, s);
+    const rotated = await refresh(t, s.refresh, r.auth);
+    expect(rotated.status).toBe(200);
+    const ended = await t.inst.db.select().from(auditEvents).where(and(eq(auditEvents.action, "session.ended"), eq(auditEvents.targetId, s.sid)));
+    expect(ended).toHaveLength(0);
+    // Neither hint nor client: no redirect to return to, so the account page.
+    const bare = await endSession(b, {});
+    expect(loc(await confirm(b, loc(bare), { stay: true }))).toBe(`${t.issuer}/ui/account`);
+    await expectStillSignedIn(b, r, s);
+    // Declining takes the same checks as agreeing: a forged answer goes nowhere.
+    expect(loc(await confirm(b, loc(res), { stay: true, csrf: "forged" }))).toBe(errorUrl("expired"));
+    // And the same pending request can still be agreed to.
+    expect(loc(await confirm(b, loc(res)))).toBe(`${BYE}?state=st`);
+    await expectLoggedOut(b, r, { ...s, refresh: rotated.body.refresh_token });
   });
 
   it("the confirmation needs the CSRF token, our origin and the same browser; a tampered request is refused", async () => {

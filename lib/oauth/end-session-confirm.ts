@@ -1,3 +1,4 @@
+import { ACCOUNT_PATH } from "@/lib/account/app";
 import { OAuthError } from "@/lib/protocol/errors";
 import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
@@ -12,10 +13,15 @@ import { parseForm } from "./form";
 import type { HttpRequest } from "@/lib/http/request";
 
 /**
- * POST /ui/logout/confirm: the user confirmed a logout that end_session could not tie to a
- * client. The form must come from our own origin, from this browser, with the CSRF token of
- * this very request; the pending logout must be intact and fresh. Then it happens exactly as
- * end_session decided it, redirect included.
+ * POST /ui/logout/confirm: the user answered the question about a logout that end_session could
+ * not tie to a client. The form must come from our own origin, from this browser, with the CSRF
+ * token of this very request; the pending logout must be intact and fresh. Then, for "sign out",
+ * it happens exactly as end_session decided it, redirect included.
+ *
+ * "Stay signed in" (`stay=1`) ends nothing and still returns to the relying party's checked
+ * post-logout redirect, as node-oidc-provider does: the relying party has ended its own session
+ * before sending the user here, and leaving the user on our pages would strand them. Without a
+ * redirect the user goes to their account page, where they are still signed in.
  */
 export async function handleLogoutConfirm(inst: Engine, request: HttpRequest): Promise<Response> {
   if (request.method !== "POST") return new Response(null, { status: 405, headers: { Allow: "POST", "Cache-Control": "no-store" } });
@@ -30,6 +36,7 @@ export async function handleLogoutConfirm(inst: Engine, request: HttpRequest): P
     if (!ua || !verifyLogoutCsrf(inst.masterKey, ua.id, sealed, form.get("csrf"))) return refuse();
     const pending = openPendingLogout(inst.masterKey, sealed, ua.id, inst.clock.now());
     if (!pending) return refuse();
+    if (form.get("stay") === "1") return seeOther(onIssuer(issuer, pending.redirect ?? ACCOUNT_PATH));
     await performLogout(inst, {
       userAgentId: ua.id,
       userId: pending.user,

@@ -16,7 +16,7 @@ export const dynamic = "force-dynamic";
 /**
  * Asks the user before a logout that end_session could not tie to a client (no valid
  * id_token_hint for someone signed in here), so that a link on another site cannot sign anyone
- * out. Never framed (frame-ancestors 'none', X-Frame-Options DENY on every page).
+ * out. The user may also decline and stay signed in. Never framed (frame-ancestors 'none', X-Frame-Options DENY on every page).
  */
 export default async function LogoutConfirmPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;
@@ -57,11 +57,14 @@ export default async function LogoutConfirmPage({ searchParams }: { searchParams
           </ul>
         </>
       ) : null}
-      <form method="post" action={LOGOUT_PATHS.submit}>
+      <form method="post" action={LOGOUT_PATHS.submit} className="consent-actions">
         <input type="hidden" name="request" value={sealed} />
         <input type="hidden" name="csrf" value={logoutCsrf(inst.masterKey, ua.id, sealed)} />
-        <button type="submit" className="btn btn-primary" autoFocus>
+        <button type="submit" className="btn btn-primary btn-block" autoFocus>
           {t("confirm.submit")}
+        </button>
+        <button type="submit" name="stay" value="1" className="btn btn-secondary btn-block">
+          {t("confirm.stay")}
         </button>
       </form>
     </AuthShell>
