@@ -3,6 +3,7 @@ import { Secret, TOTP } from "otpauth";
 import { createUser, RelyingParty } from "./rp";
 import { callbackParams, signIn, uniqueName } from "./login-helpers";
 import { adminApi, SHOTS } from "./support";
+import { CONSOLE, consoleSession, createAdmin } from "./console-helpers";
 
 /**
  * Second factors in the browser, in every language: a client asks for a multi-factor sign-in
@@ -120,5 +121,30 @@ test("a required second factor: a user without one sets one up at the next sign-
     await ctx.close();
   } finally {
     await adminApi("/settings", { method: "PUT", json: { mfa: "optional" } });
+  }
+});
+
+test("the console's list of a user's second factors fits a 1000 px window in every language (no sideways scrolling)", async ({ browser }) => {
+  const name = uniqueName("mfafit");
+  const { id } = await createUser(name, "Correct-Horse-42");
+  const ctx = await browser.newContext({ javaScriptEnabled: false });
+  const page = await ctx.newPage();
+  await page.goto(rp.authorizeUrl({ acr_values: MFA }));
+  await signIn(page, name);
+  await page.locator("#code").fill(appCode((await page.getByTestId("totp-secret").textContent())!));
+  await page.locator('button[type="submit"]').click();
+  await page.locator('button[type="submit"]').click();
+  await page.waitForURL(rp.redirectUri + "**");
+  await ctx.close();
+  const admin = await createAdmin("mfafitadmin");
+  for (const locale of Object.keys(TEXTS)) {
+    const { context, page: c } = await consoleSession(browser, admin.name, { locale, width: 1000 });
+    await c.goto(`${CONSOLE}/users/${id}`);
+    const table = c.locator("#section-factors .table-wrap");
+    await expect(table.locator("tbody tr")).toHaveCount(1);
+    const [scroll, visible] = await table.evaluate((e) => [e.scrollWidth, e.clientWidth]);
+    expect(scroll, locale).toBeLessThanOrEqual(visible!);
+    await c.screenshot({ path: `${SHOTS}/console-factors-${locale}-1000.png`, fullPage: true });
+    await context.close();
   }
 });

@@ -77,10 +77,11 @@ export async function SearchForm({ action, value, label, hidden = {} }: { action
 type Column = string | { label: string; hidden: true };
 
 /** A data table: its column headings (a hidden one is read by screen readers only, as for an actions column), then its rows. */
-export function DataTable({ columns, children }: { columns: Column[]; children: React.ReactNode }) {
+/** `fit`: headers and cells may wrap, for a table whose long headers (French, German) would otherwise scroll sideways. */
+export function DataTable({ columns, children, fit = false }: { columns: Column[]; children: React.ReactNode; fit?: boolean }) {
   return (
     <div className="table-wrap">
-      <table className="table">
+      <table className={fit ? "table table-fit" : "table"}>
         <thead>
           <tr>
             {columns.map((c, i) => (

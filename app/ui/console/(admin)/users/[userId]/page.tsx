@@ -192,15 +192,15 @@ export default async function UserPage({ params }: { params: Promise<{ userId: s
         <Section title={t("factors")} description={t("factorsText")} id="factors">
           {factors.factors.length ? (
             <>
-              <DataTable columns={[t("factorName"), t("factorType"), t("factorAdded"), t("factorLastUsed"), { label: t("actions"), hidden: true }]}>
+              <DataTable fit columns={[t("factorName"), t("factorType"), t("factorAdded"), t("factorLastUsed"), { label: t("actions"), hidden: true }]}>
                 {factors.factors.map((f) => (
                   <tr key={f.id}>
                     <td>{f.name}</td>
                     <td>{t(`factorTypes.${f.type}`)}</td>
-                    <td className="nowrap small">
+                    <td className="small">
                       <FormatDate iso={f.createdAt} />
                     </td>
-                    <td className="nowrap small">{f.lastUsedAt ? <FormatDate iso={f.lastUsedAt} /> : t("never")}</td>
+                    <td className="small">{f.lastUsedAt ? <FormatDate iso={f.lastUsedAt} /> : t("never")}</td>
                     <td className="cell-actions">
                       <ConsoleForm action={removeUserFactor} csrf={admin.csrf} submitLabel={t("factorRemove")} inline danger>
                         <Hidden name="userId" value={user.id} />
