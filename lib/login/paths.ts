@@ -48,3 +48,9 @@ export const CALLBACK_PATH = "/oauth/v2/authorize/callback";
 export function loginUrl(path: string, authRequestId: string): string {
   return `${path}?authRequest=${encodeURIComponent(authRequestId)}`;
 }
+
+/**
+ * The account page (lib/account/app.ts). Here, with the login's paths, because the protocol's
+ * pages send people there too (a declined sign-out) and lib/account itself depends on them.
+ */
+export const ACCOUNT_PATH = "/ui/account";

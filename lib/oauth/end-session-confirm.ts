@@ -1,4 +1,3 @@
-import { ACCOUNT_PATH } from "@/lib/account/app";
 import { OAuthError } from "@/lib/protocol/errors";
 import { BodyTooLarge, bodyTooLargeResponse, MAX_FORM_BYTES, readBodyText } from "@/lib/http/body";
 import { clientAddress } from "@/lib/http/client-address";
@@ -9,6 +8,7 @@ import { userAgentOfRequest } from "@/lib/session/user-agent";
 import { errorLocation, LOGOUT_PATHS, onIssuer, performLogout } from "./end-session";
 import { openPendingLogout, verifyLogoutCsrf } from "./end-session-request";
 import { isFormEncoded } from "@/lib/http/body";
+import { ACCOUNT_PATH } from "@/lib/login/paths";
 import { parseForm } from "./form";
 import type { HttpRequest } from "@/lib/http/request";
 
