@@ -390,13 +390,12 @@ export const tokens = pgTable(
   },
   (t) => [
     uniqueIndex("tokens_hash_idx").on(t.tokenHash),
-    index("tokens_grant_idx").on(t.grantId),
-    // Partial: each index left out of an insert is work saved on every token issued. Only refresh
-    // tokens are stored now (access tokens are signed or sealed), and those of a jwt-bearer or
-    // token-exchange grant have no session; rows of kind `access` left by earlier versions have
-    // no family either.
+    // Each index is work on every token issued, so only what is looked up has one: a token by its
+    // hash, a family's tokens (the sweep). Nothing finds tokens by grant or session: revoking
+    // those marks the grant and its families (lib/store/grants.ts), which every use of a token
+    // checks, so the rows themselves need no update. Partial: rows of kind `access` left by
+    // earlier versions have no family.
     index("tokens_family_idx").on(t.familyId).where(sql`${t.familyId} IS NOT NULL`),
-    index("tokens_session_idx").on(t.sessionId).where(sql`${t.sessionId} IS NOT NULL`),
   ],
 );
 

@@ -84,13 +84,17 @@ describe("retention sweep (injected time)", () => {
     await db.execute(sql`INSERT INTO grants (id, client_id, grant_type, scopes, expires_at) VALUES
       ('g-old', 'c', 'authorization_code', '{openid}', ${at(-2 * DAY)}),
       ('g-old-referenced', 'c', 'authorization_code', '{openid}', ${at(-2 * DAY)}),
+      ('g-old-sliding', 'c', 'authorization_code', '{openid}', ${at(-2 * DAY)}),
       ('g-live', 'c', 'authorization_code', '{openid}', ${at(DAY)})`);
     await db.execute(sql`INSERT INTO refresh_token_families (id, grant_id, client_id, scopes, expires_at) VALUES
-      ('f-old', 'g-old', 'c', '{openid}', ${at(-2 * DAY)}), ('f-live', 'g-old-referenced', 'c', '{openid}', ${at(DAY)})`);
+      ('f-old', 'g-old', 'c', '{openid}', ${at(-2 * DAY)}), ('f-live', 'g-old-referenced', 'c', '{openid}', ${at(DAY)}),
+      ('f-old-sliding', 'g-old-sliding', 'c', '{openid}', ${at(-2 * DAY)})`);
     await db.execute(sql`INSERT INTO tokens (id, kind, token_hash, client_id, grant_id, family_id, scopes, audience, expires_at) VALUES
       ('t-old', 'refresh', 'th1', 'c', 'g-old', 'f-old', '{openid}', '{}', ${at(-2 * DAY)}),
       ('t-recent', 'access', 'th2', 'c', 'g-live', NULL, '{openid}', '{}', ${at(-3_600_000)}),
-      ('t-live', 'refresh', 'th3', 'c', 'g-old-referenced', 'f-live', '{openid}', '{}', ${at(DAY)})`);
+      ('t-live', 'refresh', 'th3', 'c', 'g-old-referenced', 'f-live', '{openid}', '{}', ${at(DAY)}),
+      -- A rotation's successor outlives its family's first expiry: family and grant stay with it.
+      ('t-sliding', 'refresh', 'th4', 'c', 'g-old-sliding', 'f-old-sliding', '{openid}', '{}', ${at(DAY)})`);
     await db.execute(sql`INSERT INTO audit_events (actor_type, action, occurred_at) VALUES
       ('system', 'sweep.old', ${at(-91 * DAY)}), ('system', 'sweep.recent', ${at(-89 * DAY)})`);
     await db.execute(sql`INSERT INTO login_failures (account_key, address, at) VALUES
@@ -102,9 +106,9 @@ describe("retention sweep (injected time)", () => {
 
     expect(await ids("sessions")).toEqual(["s-ended-recent", "s-live"]);
     expect(await ids("user_agents")).toEqual(["ua-live", "ua-new"]);
-    expect(await ids("tokens")).toEqual(["t-live", "t-recent"]);
-    expect(await ids("refresh_token_families")).toEqual(["f-live"]);
-    expect(await ids("grants")).toEqual(["g-live", "g-old-referenced"]);
+    expect(await ids("tokens")).toEqual(["t-live", "t-recent", "t-sliding"]);
+    expect(await ids("refresh_token_families")).toEqual(["f-live", "f-old-sliding"]);
+    expect(await ids("grants")).toEqual(["g-live", "g-old-referenced", "g-old-sliding"]);
     expect((await ids("audit_events", "action")).filter((a) => a.startsWith("sweep."))).toEqual(["sweep.recent"]);
     expect(await ids("login_failures", "address")).toEqual(["b"]);
     expect(await ids("account_lockouts", "account_key")).toEqual(["sweep-live"]);

@@ -72,8 +72,11 @@ describe("refresh_token grant", () => {
     // The legitimate successor is gone too, and so are the opaque access tokens.
     const after = await token(t, { grant_type: "refresh_token", refresh_token: second.body.refresh_token }, { auth: basic(client.id, secret) });
     expect(after.body.error).toBe("invalid_grant");
+    // The grant and its refresh families are revoked, which ends every token they issued.
     const live = resultRows<{ n: number }>(
-      await t.inst.db.execute(sql`SELECT count(*)::int AS n FROM tokens WHERE grant_id = ${grantId} AND revoked_at IS NULL`),
+      await t.inst.db.execute(
+        sql`SELECT ((SELECT count(*) FROM grants WHERE id = ${grantId} AND revoked_at IS NULL) + (SELECT count(*) FROM refresh_token_families WHERE grant_id = ${grantId} AND revoked_at IS NULL))::int AS n`,
+      ),
     );
     expect(live[0]!.n).toBe(0);
     const fam = resultRows<{ revoked_reason: string }>(await t.inst.db.execute(sql`SELECT revoked_reason FROM refresh_token_families WHERE grant_id = ${grantId}`));

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { clients, grants, refreshTokenFamilies, sessions, tokenRevocations, tokens } from "@/db/schema";
 import type { Executor } from "@/lib/db/client";
 import { randomToken } from "@/lib/crypto";
@@ -61,12 +61,13 @@ async function recordRevocation(
 }
 
 /**
- * Revokes a grant and everything issued from it: its stored tokens, its refresh families, and
- * (through a `grant` revocation record) every JWT access token carrying its id.
+ * Revokes a grant and everything issued from it: its refresh families (and so their tokens:
+ * every use of a refresh token checks its family and grant, lib/store/tokens.ts, so the token rows
+ * are left as they are), and (through a `grant` revocation record) every access token carrying
+ * its id.
  */
 export async function revokeGrant(db: Executor, grantId: string, reason: string, now: Date, horizon?: Date): Promise<void> {
   await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.id, grantId), isNull(grants.revokedAt)));
-  await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.grantId, grantId), isNull(tokens.revokedAt)));
   await db
     .update(refreshTokenFamilies)
     .set({ revokedAt: now, revokedReason: reason })
@@ -85,8 +86,10 @@ export async function revokeFamily(db: Executor, familyId: string, reason: strin
 }
 
 /**
- * Revokes every token issued from a browser session (logout): its refresh tokens, grants and
- * families, and its access tokens by their `sid` (a revocation record: they are not stored).
+ * Revokes every token issued from a browser session (logout): its grants and their refresh
+ * families (a family has its grant's session), which ends their refresh tokens, and its access
+ * tokens by their `sid` (a revocation record: they are not stored). Both are found through the
+ * grants' session index, so a logout reads only that session's rows.
  */
 export async function revokeSessionTokens(
   db: Executor,
@@ -95,11 +98,11 @@ export async function revokeSessionTokens(
   opts: { now: Date; horizon?: Date },
 ): Promise<void> {
   const now = opts.now;
-  await db.update(tokens).set({ revokedAt: now }).where(and(eq(tokens.sessionId, sessionId), isNull(tokens.revokedAt)));
+  const sessionGrants = db.select({ id: grants.id }).from(grants).where(eq(grants.sessionId, sessionId));
   await db
     .update(refreshTokenFamilies)
     .set({ revokedAt: now, revokedReason: reason })
-    .where(and(eq(refreshTokenFamilies.sessionId, sessionId), isNull(refreshTokenFamilies.revokedAt)));
+    .where(and(inArray(refreshTokenFamilies.grantId, sessionGrants), isNull(refreshTokenFamilies.revokedAt)));
   await db.update(grants).set({ revokedAt: now }).where(and(eq(grants.sessionId, sessionId), isNull(grants.revokedAt)));
   await recordRevocation(db, "session", sessionId, reason, opts.horizon ?? (await revocationHorizon(db, now)));
 }

@@ -38,9 +38,10 @@ export async function purgeExpiredRows(db: Executor, now: Date, policy?: SweepPo
   await db.execute(sql`
     DELETE FROM refresh_token_families f WHERE f.expires_at < ${graceAgo}
       AND NOT EXISTS (SELECT 1 FROM tokens WHERE tokens.family_id = f.id)`);
+  // Every stored refresh token is in a family of its grant, kept while it has tokens (above), so a
+  // grant without families has no tokens either (tokens are not indexed by grant).
   await db.execute(sql`
     DELETE FROM grants g WHERE g.expires_at < ${graceAgo}
-      AND NOT EXISTS (SELECT 1 FROM tokens WHERE tokens.grant_id = g.id)
       AND NOT EXISTS (SELECT 1 FROM refresh_token_families f WHERE f.grant_id = g.id)
       AND NOT EXISTS (SELECT 1 FROM authorization_codes c WHERE c.grant_id = g.id)`);
   // A session gone is as good as ended for every check (sessionEnded), so ended and expired
