@@ -1,13 +1,13 @@
 import type { FirstPartyApp } from "@/lib/first-party/app";
 import { ACCOUNT_PATH } from "@/lib/login/paths";
 
+export { ACCOUNT_PATH };
+
 /**
  * The account page, where a signed-in person manages their own account: a first-party app
  * (lib/first-party/app.ts), so reaching it goes through the sign-in policy like any application
  * (second factor, verified address) and it holds no password itself.
  */
-export { ACCOUNT_PATH };
-
 export const ACCOUNT_APP: FirstPartyApp = {
   clientId: "torii-account",
   name: "Torii Account",

@@ -16,7 +16,8 @@ export const dynamic = "force-dynamic";
 /**
  * Asks the user before a logout that end_session could not tie to a client (no valid
  * id_token_hint for someone signed in here), so that a link on another site cannot sign anyone
- * out. The user may also decline and stay signed in. Never framed (frame-ancestors 'none', X-Frame-Options DENY on every page).
+ * out; the user may also decline and stay signed in. Never framed (frame-ancestors 'none',
+ * X-Frame-Options DENY on every page).
  */
 export default async function LogoutConfirmPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;

@@ -76,8 +76,11 @@ export async function SearchForm({ action, value, label, hidden = {} }: { action
 
 type Column = string | { label: string; hidden: true };
 
-/** A data table: its column headings (a hidden one is read by screen readers only, as for an actions column), then its rows. */
-/** `fit`: headers and cells may wrap, for a table whose long headers (French, German) would otherwise scroll sideways. */
+/**
+ * A data table: its column headings (a hidden one is read by screen readers only, as for an
+ * actions column), then its rows. `fit`: headings and cells may wrap, with narrower padding, for a
+ * table whose long headings (French, German) would otherwise scroll sideways.
+ */
 export function DataTable({ columns, children, fit = false }: { columns: Column[]; children: React.ReactNode; fit?: boolean }) {
   return (
     <div className="table-wrap">
