@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/lib/db/client";
 import { isAccessTokenRevoked } from "@/lib/store/tokens";
 import { startTestInstance, type TestInstance } from "./harness";
-import { basic, CHALLENGE, expectNoStore, makeClient, makeCode, makeSession, makeUser, token, verify, VERIFIER } from "./token-support";
+import { basic, CHALLENGE, expectNoStore, makeClient, makeCode, makeSession, makeUser, token, verify, VERIFIER, liveGrantRows } from "./token-support";
 
 let t: TestInstance;
 beforeAll(async () => {
@@ -153,12 +153,7 @@ describe("authorization_code grant", () => {
     expect(replay.body.error).toBe("invalid_grant");
 
     // The grant and its refresh families are revoked, which ends every token they issued.
-    const live = resultRows<{ n: number }>(
-      await t.inst.db.execute(
-        sql`SELECT ((SELECT count(*) FROM grants WHERE id = ${grantId} AND revoked_at IS NULL) + (SELECT count(*) FROM refresh_token_families WHERE grant_id = ${grantId} AND revoked_at IS NULL))::int AS n`,
-      ),
-    );
-    expect(live[0]!.n).toBe(0);
+    expect(await liveGrantRows(t, grantId)).toBe(0);
     const again = await token(t, { grant_type: "refresh_token", refresh_token: refreshed.body.refresh_token }, { auth: basic(client.id, secret!) });
     expect(again.body.error).toBe("invalid_grant");
     const audit = resultRows<{ action: string }>(

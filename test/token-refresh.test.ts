@@ -4,7 +4,7 @@ import { sha256 } from "@/lib/crypto";
 import { resultRows } from "@/lib/db/client";
 import { isAccessTokenRevoked, markRotatedWrite } from "@/lib/store/tokens";
 import { startTestInstance, type TestInstance } from "./harness";
-import { basic, CHALLENGE, expectNoStore, makeClient, makeCode, makeSession, makeUser, token, verify, VERIFIER } from "./token-support";
+import { basic, CHALLENGE, expectNoStore, makeClient, makeCode, makeSession, makeUser, token, verify, VERIFIER, liveGrantRows } from "./token-support";
 
 let t: TestInstance;
 beforeAll(async () => {
@@ -73,12 +73,7 @@ describe("refresh_token grant", () => {
     const after = await token(t, { grant_type: "refresh_token", refresh_token: second.body.refresh_token }, { auth: basic(client.id, secret) });
     expect(after.body.error).toBe("invalid_grant");
     // The grant and its refresh families are revoked, which ends every token they issued.
-    const live = resultRows<{ n: number }>(
-      await t.inst.db.execute(
-        sql`SELECT ((SELECT count(*) FROM grants WHERE id = ${grantId} AND revoked_at IS NULL) + (SELECT count(*) FROM refresh_token_families WHERE grant_id = ${grantId} AND revoked_at IS NULL))::int AS n`,
-      ),
-    );
-    expect(live[0]!.n).toBe(0);
+    expect(await liveGrantRows(t, grantId)).toBe(0);
     const fam = resultRows<{ revoked_reason: string }>(await t.inst.db.execute(sql`SELECT revoked_reason FROM refresh_token_families WHERE grant_id = ${grantId}`));
     expect(fam).toEqual([{ revoked_reason: "refresh_reuse" }]);
   });

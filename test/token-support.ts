@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
+import { sql } from "drizzle-orm";
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from "jose";
 import { sessions, userAgents } from "@/db/schema";
 import { randomToken } from "@/lib/crypto";
+import { resultRows } from "@/lib/db/client";
 import { insertClient, type Client, type NewClient } from "@/lib/store/clients";
 import { createAuthorizationCode } from "@/lib/store/codes";
 import { createGrant } from "@/lib/store/grants";
@@ -147,4 +149,17 @@ export function expectNoStore(res: Response): void {
   if (res.headers.get("cache-control") !== "no-store") throw new Error("Cache-Control is not no-store");
   if (res.headers.get("pragma") !== "no-cache") throw new Error("Pragma is not no-cache");
   if (!res.headers.get("content-type")?.startsWith("application/json")) throw new Error("not JSON");
+}
+
+/**
+ * How many of a grant's rows are still live: the grant and its refresh families. Revoking a grant
+ * marks those (every use of a refresh token checks them), so 0 means nothing it issued is usable.
+ */
+export async function liveGrantRows(t: TestInstance, grantId: string): Promise<number> {
+  const [row] = resultRows<{ n: number }>(
+    await t.inst.db.execute(
+      sql`SELECT ((SELECT count(*) FROM grants WHERE id = ${grantId} AND revoked_at IS NULL) + (SELECT count(*) FROM refresh_token_families WHERE grant_id = ${grantId} AND revoked_at IS NULL))::int AS n`,
+    ),
+  );
+  return row!.n;
 }
