@@ -487,7 +487,12 @@ export const auditEvents = pgTable(
   (t) => [
     index("audit_occurred_idx").on(t.occurredAt),
     index("audit_action_idx").on(t.action),
-    index("audit_target_idx").on(t.targetType, t.targetId),
+    // The audit log is read by who acted and by what was acted on, whatever its type: the
+    // console's `actorId` and `targetId` filters, and the account page's events of one user (its
+    // actor or its target). An index led by `target_type` served none of them, so each of those
+    // reads scanned every event kept (90 days by default).
+    index("audit_actor_idx").on(t.actorId),
+    index("audit_target_idx").on(t.targetId),
   ],
 );
 
