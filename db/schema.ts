@@ -359,6 +359,11 @@ export const refreshTokenFamilies = pgTable(
     expiresAt: ts("expires_at").notNull(),
     revokedAt: ts("revoked_at"),
     revokedReason: text("revoked_reason"),
+    /**
+     * The client address the family was last refreshed from; null until its first refresh. A
+     * refresh is audited when it comes from another address than this (lib/oauth/grants/refresh-token.ts).
+     */
+    lastRefreshIp: text("last_refresh_ip"),
   },
   (t) => [index("rtf_grant_idx").on(t.grantId)],
 );

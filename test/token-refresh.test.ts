@@ -261,3 +261,70 @@ describe("refresh_token grant: a successor this instance remembered", () => {
     expect(tampered.body.error).toBe("invalid_grant");
   });
 });
+
+describe("refresh_token grant, audit", () => {
+  // Behind a trusted proxy (the loopback), so that each request can come from an address of its own.
+  let p: TestInstance;
+  beforeAll(async () => {
+    p = await startTestInstance({ IDP_TRUSTED_PROXIES: "127.0.0.1/32,::1/128" });
+  });
+  afterAll(() => p.close());
+
+  const events = async (familyId: string) =>
+    resultRows<{ ip: string | null; details: { previousIp: string | null; grantId: string } }>(
+      await p.inst.db.execute(sql`SELECT ip, details FROM audit_events WHERE action = 'token.refreshed' AND target_id = ${familyId} ORDER BY id`),
+    );
+
+  it("records a family's first refresh and each one from another address than its last, not every rotation", async () => {
+    const { client, secret } = await makeClient(p, {});
+    const user = await makeUser(p);
+    const sid = await makeSession(p, user.id);
+    const { code, grantId } = await makeCode(p, { client, user, scopes: SCOPES, sessionId: sid });
+    const auth = { auth: basic(client.id, secret!) };
+    const from = (ip: string) => ({ ...auth, headers: { "x-forwarded-for": ip } });
+    const first = await token(p, { grant_type: "authorization_code", code, redirect_uri: REDIRECT }, from("198.51.100.1"));
+    expect(first.status).toBe(200);
+    const [family] = resultRows<{ id: string }>(await p.inst.db.execute(sql`SELECT id FROM refresh_token_families WHERE grant_id = ${grantId}`));
+
+    let rt = first.body.refresh_token as string;
+    const refresh = async (ip: string) => {
+      const r = await token(p, { grant_type: "refresh_token", refresh_token: rt }, from(ip));
+      expect(r.status).toBe(200);
+      rt = r.body.refresh_token as string;
+    };
+    await refresh("198.51.100.1"); // the first refresh: recorded
+    await refresh("198.51.100.1"); // same address: the rotation is in the tokens only
+    await refresh("198.51.100.1");
+    await refresh("203.0.113.9"); // another address: recorded, with the one before
+    await refresh("203.0.113.9");
+    await refresh("198.51.100.1"); // and back
+    expect((await events(family!.id)).map((e) => [e.ip, e.details.previousIp, e.details.grantId])).toEqual([
+      ["198.51.100.1", null, grantId],
+      ["203.0.113.9", "198.51.100.1", grantId],
+      ["198.51.100.1", "203.0.113.9", grantId],
+    ]);
+    // Every rotation happened: six retired tokens and the live one.
+    const rows = resultRows<{ n: number; rotated: number }>(
+      await p.inst.db.execute(sql`SELECT count(*)::int AS n, count(rotated_at)::int AS rotated FROM tokens WHERE family_id = ${family!.id}`),
+    );
+    expect(rows[0]).toEqual({ n: 7, rotated: 6 });
+  });
+
+  it("records the address on an instance that did not issue the token (read, not remembered) the same way", async () => {
+    const { client, secret } = await makeClient(p, {});
+    const user = await makeUser(p);
+    const sid = await makeSession(p, user.id);
+    const { code, grantId } = await makeCode(p, { client, user, scopes: SCOPES, sessionId: sid });
+    const from = (ip: string) => ({ auth: basic(client.id, secret!), headers: { "x-forwarded-for": ip } });
+    const first = await token(p, { grant_type: "authorization_code", code, redirect_uri: REDIRECT }, from("198.51.100.2"));
+    const [family] = resultRows<{ id: string }>(await p.inst.db.execute(sql`SELECT id FROM refresh_token_families WHERE grant_id = ${grantId}`));
+    const second = await token(p, { grant_type: "refresh_token", refresh_token: first.body.refresh_token as string }, from("198.51.100.2"));
+    // Forgotten, as another instance never knew it: the family's last address comes from the database.
+    await p.inst.store.issuedRefreshTokens.take(second.body.refresh_token as string);
+    const third = await token(p, { grant_type: "refresh_token", refresh_token: second.body.refresh_token as string }, from("198.51.100.2"));
+    expect(third.status).toBe(200);
+    const moved = await token(p, { grant_type: "refresh_token", refresh_token: third.body.refresh_token as string }, from("192.0.2.4"));
+    expect(moved.status).toBe(200);
+    expect((await events(family!.id)).map((e) => e.ip)).toEqual(["198.51.100.2", "192.0.2.4"]);
+  });
+});

@@ -204,7 +204,7 @@ export async function issueRefreshToken(ctx: TokenContext, value?: string): Prom
   };
   const newFamily = ctx.familyId
     ? null
-    : { id: (await ctx.repos.tokens.createFamily({ grantId: ctx.grantId, clientId: ctx.client.id, userId: ctx.user?.id ?? null, ...family, expiresAt })).id, ...family, revokedAt: null };
+    : { id: (await ctx.repos.tokens.createFamily({ grantId: ctx.grantId, clientId: ctx.client.id, userId: ctx.user?.id ?? null, ...family, expiresAt })).id, ...family, revokedAt: null, lastRefreshIp: null };
   const familyId = ctx.familyId ?? newFamily!.id;
   const row = {
     kind: "refresh" as const,

@@ -13,6 +13,7 @@ import type { Settings } from "./settings";
 import type { ActiveKey } from "./signing-keys";
 import type {
   createRefreshFamily,
+  noteFamilyRefreshIp,
   findTokenByValue,
   findTokenWithGrant,
   getRefreshFamily,
@@ -70,6 +71,8 @@ export interface TokenRepository {
   /** False when the refresh token was rotated already (a concurrent or repeated presentation). */
   markRotated: On<typeof markRotated>;
   createFamily: On<typeof createRefreshFamily>;
+  /** Records where a family was refreshed from (the refresh grant audits a refresh from anywhere else). */
+  noteRefreshIp: On<typeof noteFamilyRefreshIp>;
   getFamily: On<typeof getRefreshFamily>;
   revokeFamily: On<typeof revokeFamily>;
   isAccessTokenRevoked: On<typeof isAccessTokenRevoked>;

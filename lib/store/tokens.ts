@@ -56,7 +56,7 @@ export async function findTokenByValue(db: Executor, value: string): Promise<Sto
  * PGlite, the four whole rows took 128 µs of CPU a read (eight at a time) and these 105.
  */
 const REFRESH_TOKEN_COLUMNS = ["id", "kind", "clientId", "userId", "grantId", "familyId", "audience", "expiresAt", "revokedAt", "rotatedAt"] as const;
-const REFRESH_FAMILY_COLUMNS = ["id", "sessionId", "scopes", "authTime", "amr", "actor", "notAfter", "revokedAt"] as const;
+const REFRESH_FAMILY_COLUMNS = ["id", "sessionId", "scopes", "authTime", "amr", "actor", "notAfter", "revokedAt", "lastRefreshIp"] as const;
 const REFRESH_GRANT_COLUMNS = ["id", "claims", "resources", "revokedAt"] as const;
 
 export type RefreshToken = Pick<StoredToken, (typeof REFRESH_TOKEN_COLUMNS)[number]>;
@@ -165,6 +165,21 @@ export function createRefreshFamilyWrite(db: Executor, f: NewFamily): Write<{ id
 
 export function createRefreshFamily(db: Executor, f: NewFamily): Promise<{ id: string }> {
   return runWrite(createRefreshFamilyWrite(db, f));
+}
+
+/** Records the client address a family was refreshed from (`lastRefreshIp`). */
+export function noteFamilyRefreshIpWrite(db: Executor, familyId: string, ip: string | null): Write<void> {
+  return {
+    query: statement(db, "tokens.noteFamilyRefreshIp", (p) => db.update(refreshTokenFamilies).set({ lastRefreshIp: sql`${p("ip")}::text` }).where(eq(refreshTokenFamilies.id, p("id"))), {
+      ip,
+      id: familyId,
+    }),
+    result: undefined,
+  };
+}
+
+export function noteFamilyRefreshIp(db: Executor, familyId: string, ip: string | null): Promise<void> {
+  return runWrite(noteFamilyRefreshIpWrite(db, familyId, ip));
 }
 
 export async function getRefreshFamily(db: Executor, id: string): Promise<RefreshFamily | undefined> {

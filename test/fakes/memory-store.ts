@@ -253,8 +253,14 @@ export class MemoryStore {
         createFamily: (f) => {
           this.write("tokens.createFamily");
           const id = randomToken(16);
-          s().families.set(id, { id, actor: null, notAfter: null, createdAt: dateOf(this.clock), revokedAt: null, revokedReason: null, ...f });
+          s().families.set(id, { id, actor: null, notAfter: null, createdAt: dateOf(this.clock), revokedAt: null, revokedReason: null, lastRefreshIp: null, ...f });
           return Promise.resolve({ id });
+        },
+        noteRefreshIp: (id, ip) => {
+          this.write("tokens.noteRefreshIp");
+          const f = s().families.get(id);
+          if (f) f.lastRefreshIp = ip;
+          return Promise.resolve();
         },
         getFamily: (id) => Promise.resolve(s().families.get(id)),
         revokeFamily: (id, reason, now = dateOf(this.clock)) => {

@@ -25,9 +25,9 @@ type Presented = { value: string; scope: string | undefined; resources: string[]
  * family and its access tokens are revoked, unless it comes back within the instance's reuse
  * interval (refresh-successor.ts), which answers with the same successor instead.
  *
- * One transaction for the rotation, the successor, the access token and the audit event: a
- * failure half-way leaves the presented token unrotated, so the client's retry works instead of
- * being taken for reuse.
+ * One transaction for the rotation, the successor, the access token and (for a family's first
+ * refresh, or one from another address) the audit event: a failure half-way leaves the presented
+ * token unrotated, so the client's retry works instead of being taken for reuse.
  */
 export const refreshTokenGrant: Grant = {
   type: GRANT.refreshToken,
@@ -58,19 +58,30 @@ export const refreshTokenGrant: Grant = {
       const rotation = { id: t.id, value: presented.value, userVersion: (remembered && user?.updatedAt) || null };
       if (!(await env.repos.tokens.markRotated(rotation, now))) return presentedAgain(g, env, (await env.repos.tokens.findByValue(presented.value))!, presented, now);
 
+      // Audited when the family is refreshed for the first time or from another address than its
+      // last refresh: where a refresh token is used is what tells a stolen one apart. A rotation
+      // from where the family was last used is in the tokens themselves (the presented one's
+      // rotated_at, the successor's created_at) and is not repeated in the audit log, where it
+      // would be most of the events (one per client per access token lifetime) and a write of an
+      // event row and five index entries on every refresh.
+      const ip = g.audit.ip ?? null;
+      const moved = ip === null || ip !== family.lastRefreshIp;
       const body = await issueFrom(env, g, t, family, grant, user, scopes, presented, {
         refreshTokenValue: successorValue(g.masterKey, presented.value),
         onRefreshToken: ({ stored }) => {
-          successor = { token: stored, family, grant, user: found.user };
+          successor = { token: stored, family: { ...family, lastRefreshIp: ip }, grant, user: found.user };
         },
       });
-      await env.repos.audit.record(g.audit, {
-        action: "token.refreshed",
-        targetType: "refresh_family",
-        targetId: family.id,
-        clientId: client.id,
-        details: { grantId: t.grantId, scopes },
-      });
+      if (moved) {
+        await env.repos.tokens.noteRefreshIp(family.id, ip);
+        await env.repos.audit.record(g.audit, {
+          action: "token.refreshed",
+          targetType: "refresh_family",
+          targetId: family.id,
+          clientId: client.id,
+          details: { grantId: t.grantId, scopes, previousIp: family.lastRefreshIp },
+        });
+      }
       return body;
     });
     if (successor && body.refresh_token) g.store.issuedRefreshTokens.remember(body.refresh_token, successor);
