@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql, type SQL } from "drizzle-orm";
-import { resultRows } from "@/lib/db/client";
 import { recordAudit } from "@/lib/store/audit";
 import { auditEventQueries, listAuditEvents, type AuditFilter } from "@/lib/store/audit-events";
 import { startTestInstance, type TestInstance } from "./harness";
+import { queryPlan } from "./query-plan";
 
 let t: TestInstance;
 beforeAll(async () => {
@@ -19,8 +19,7 @@ afterAll(() => t.close());
 async function planWithoutScans(query: { getSQL(): SQL }): Promise<string> {
   return t.inst.db.transaction(async (tx) => {
     await tx.execute(sql`SET LOCAL enable_seqscan = off`);
-    const rows = resultRows<{ "QUERY PLAN": string }>(await tx.execute(sql.raw("EXPLAIN ").append(query.getSQL())));
-    return rows.map((r) => r["QUERY PLAN"]).join("\n");
+    return queryPlan(tx, query);
   });
 }
 

@@ -14,6 +14,7 @@ import { markCodeUsedWrite } from "@/lib/store/codes";
 import type { NewClient } from "@/lib/store/clients";
 import { createUserAgent, recordAuthentication } from "@/lib/store/sessions";
 import { startTestInstance, type TestInstance } from "./harness";
+import { queryPlan } from "./query-plan";
 import { basic, CHALLENGE, makeClient, makeUser, token, verify, VERIFIER } from "./token-support";
 
 let t: TestInstance;
@@ -205,9 +206,7 @@ describe("authorization_code grant: a code this instance remembered", () => {
   it("checks the code's grant, user and session by their keys, not by scanning", async () => {
     const { code, user } = await authorized();
     const guard = markCodeUsedWrite(t.inst.db, { codeHash: sha256(code), userVersion: user.updatedAt }, new Date()).guard;
-    const plan = resultRows<{ "QUERY PLAN": string }>(await t.inst.db.execute(sql.raw("EXPLAIN ").append(guard.getSQL())))
-      .map((r) => r["QUERY PLAN"])
-      .join("\n");
+    const plan = await queryPlan(t.inst.db, guard);
     for (const key of ["users_pkey", "sessions_pkey", "grants_pkey"]) expect(plan).toContain(key);
     expect(plan).not.toMatch(/Seq Scan on (users|sessions|grants)/);
   });

@@ -4,6 +4,7 @@ import { sha256 } from "@/lib/crypto";
 import { resultRows } from "@/lib/db/client";
 import { isAccessTokenRevoked, markRotatedWrite } from "@/lib/store/tokens";
 import { startTestInstance, type TestInstance } from "./harness";
+import { queryPlan } from "./query-plan";
 import { basic, CHALLENGE, expectNoStore, makeClient, makeCode, makeSession, makeUser, token, verify, VERIFIER, liveGrantRows } from "./token-support";
 
 let t: TestInstance;
@@ -241,9 +242,7 @@ describe("refresh_token grant: a successor this instance remembered", () => {
     const found = await t.inst.store.tokens.findWithGrant(first.refresh_token);
     const guard = markRotatedWrite(t.inst.db, { id: found!.token.id, value: first.refresh_token, userVersion: user.updatedAt }, new Date()).guard;
     // The statement as the store sends it (its text and parameters), explained.
-    const plan = resultRows<{ "QUERY PLAN": string }>(await t.inst.db.execute(sql.raw("EXPLAIN ").append(guard.getSQL())))
-      .map((r) => r["QUERY PLAN"])
-      .join("\n");
+    const plan = await queryPlan(t.inst.db, guard);
     expect(plan).toContain("users_pkey");
     expect(plan).not.toMatch(/Seq Scan on users/);
   });
@@ -270,23 +269,27 @@ describe("refresh_token grant, audit", () => {
   });
   afterAll(() => p.close());
 
+  /** A code redeemed from `ip` by a client of its own: the refresh token, its family, and requests from any address. */
+  async function redeemedFrom(ip: string) {
+    const { client, secret } = await makeClient(p, {});
+    const user = await makeUser(p);
+    const sid = await makeSession(p, user.id);
+    const { code, grantId } = await makeCode(p, { client, user, scopes: SCOPES, sessionId: sid });
+    const from = (address: string) => ({ auth: basic(client.id, secret!), headers: { "x-forwarded-for": address } });
+    const first = await token(p, { grant_type: "authorization_code", code, redirect_uri: REDIRECT }, from(ip));
+    expect(first.status).toBe(200);
+    const [family] = resultRows<{ id: string }>(await p.inst.db.execute(sql`SELECT id FROM refresh_token_families WHERE grant_id = ${grantId}`));
+    return { grantId, familyId: family!.id, refreshToken: first.body.refresh_token as string, from };
+  }
+
   const events = async (familyId: string) =>
     resultRows<{ ip: string | null; details: { previousIp: string | null; grantId: string } }>(
       await p.inst.db.execute(sql`SELECT ip, details FROM audit_events WHERE action = 'token.refreshed' AND target_id = ${familyId} ORDER BY id`),
     );
 
   it("records a family's first refresh and each one from another address than its last, not every rotation", async () => {
-    const { client, secret } = await makeClient(p, {});
-    const user = await makeUser(p);
-    const sid = await makeSession(p, user.id);
-    const { code, grantId } = await makeCode(p, { client, user, scopes: SCOPES, sessionId: sid });
-    const auth = { auth: basic(client.id, secret!) };
-    const from = (ip: string) => ({ ...auth, headers: { "x-forwarded-for": ip } });
-    const first = await token(p, { grant_type: "authorization_code", code, redirect_uri: REDIRECT }, from("198.51.100.1"));
-    expect(first.status).toBe(200);
-    const [family] = resultRows<{ id: string }>(await p.inst.db.execute(sql`SELECT id FROM refresh_token_families WHERE grant_id = ${grantId}`));
-
-    let rt = first.body.refresh_token as string;
+    const { grantId, familyId, refreshToken, from } = await redeemedFrom("198.51.100.1");
+    let rt = refreshToken;
     const refresh = async (ip: string) => {
       const r = await token(p, { grant_type: "refresh_token", refresh_token: rt }, from(ip));
       expect(r.status).toBe(200);
@@ -298,33 +301,27 @@ describe("refresh_token grant, audit", () => {
     await refresh("203.0.113.9"); // another address: recorded, with the one before
     await refresh("203.0.113.9");
     await refresh("198.51.100.1"); // and back
-    expect((await events(family!.id)).map((e) => [e.ip, e.details.previousIp, e.details.grantId])).toEqual([
+    expect((await events(familyId)).map((e) => [e.ip, e.details.previousIp, e.details.grantId])).toEqual([
       ["198.51.100.1", null, grantId],
       ["203.0.113.9", "198.51.100.1", grantId],
       ["198.51.100.1", "203.0.113.9", grantId],
     ]);
     // Every rotation happened: six retired tokens and the live one.
     const rows = resultRows<{ n: number; rotated: number }>(
-      await p.inst.db.execute(sql`SELECT count(*)::int AS n, count(rotated_at)::int AS rotated FROM tokens WHERE family_id = ${family!.id}`),
+      await p.inst.db.execute(sql`SELECT count(*)::int AS n, count(rotated_at)::int AS rotated FROM tokens WHERE family_id = ${familyId}`),
     );
     expect(rows[0]).toEqual({ n: 7, rotated: 6 });
   });
 
   it("records the address on an instance that did not issue the token (read, not remembered) the same way", async () => {
-    const { client, secret } = await makeClient(p, {});
-    const user = await makeUser(p);
-    const sid = await makeSession(p, user.id);
-    const { code, grantId } = await makeCode(p, { client, user, scopes: SCOPES, sessionId: sid });
-    const from = (ip: string) => ({ auth: basic(client.id, secret!), headers: { "x-forwarded-for": ip } });
-    const first = await token(p, { grant_type: "authorization_code", code, redirect_uri: REDIRECT }, from("198.51.100.2"));
-    const [family] = resultRows<{ id: string }>(await p.inst.db.execute(sql`SELECT id FROM refresh_token_families WHERE grant_id = ${grantId}`));
-    const second = await token(p, { grant_type: "refresh_token", refresh_token: first.body.refresh_token as string }, from("198.51.100.2"));
+    const { familyId, refreshToken, from } = await redeemedFrom("198.51.100.2");
+    const second = await token(p, { grant_type: "refresh_token", refresh_token: refreshToken }, from("198.51.100.2"));
     // Forgotten, as another instance never knew it: the family's last address comes from the database.
     await p.inst.store.issuedRefreshTokens.take(second.body.refresh_token as string);
     const third = await token(p, { grant_type: "refresh_token", refresh_token: second.body.refresh_token as string }, from("198.51.100.2"));
     expect(third.status).toBe(200);
     const moved = await token(p, { grant_type: "refresh_token", refresh_token: third.body.refresh_token as string }, from("192.0.2.4"));
     expect(moved.status).toBe(200);
-    expect((await events(family!.id)).map((e) => e.ip)).toEqual(["198.51.100.2", "192.0.2.4"]);
+    expect((await events(familyId)).map((e) => e.ip)).toEqual(["198.51.100.2", "192.0.2.4"]);
   });
 });
