@@ -21,8 +21,12 @@ export function planWithoutScans(db: Executor, query: { getSQL(): SQL }): Promis
   });
 }
 
-/** The line of a plan that says `column` is looked up in an index by `operand` (a value, or a column of the outer row). */
-export function indexLookup(column: string, operand = ""): RegExp {
+/**
+ * The line of a plan that says `column` (or one of `columns`, for a row with several keys) is
+ * looked up in an index by `operand`: a value (`'`), a column of the outer row, or anything ("").
+ */
+export function indexLookup(columns: string | string[], operand = ""): RegExp {
   const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`Index Cond: \\(${escaped(column)} = ${escaped(operand)}`);
+  const names = (Array.isArray(columns) ? columns : [columns]).map(escaped).join("|");
+  return new RegExp(`Index Cond: \\((?:${names}) = ${escaped(operand)}`);
 }

@@ -35,7 +35,7 @@ const OFFLINE = ["openid", "profile", "offline_access"];
  * product but is not the failure the test means to inject. The token endpoint's rate-limit counter
  * is written without the request waiting for it, so such a neighbour can appear in any test.
  */
-async function failWhile(table: string, when = "true") {
+async function failWhile(table: string, when: string) {
   await t.inst.db.execute(
     sql.raw(`CREATE FUNCTION torii_test_fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$`),
   );
