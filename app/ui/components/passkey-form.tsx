@@ -10,14 +10,23 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
 } from "@simplewebauthn/browser";
 
-// Whether this browser has WebAuthn never changes while the page is open; on the server it is "no".
+// Whether this browser has WebAuthn never changes while the page is open. The server cannot
+// know: it draws the form as "unknown" (below), and so does the browser while it hydrates.
+type Support = "yes" | "no" | "unknown";
 const noSubscription = () => () => undefined;
+const browserSupport = (): Support => (browserSupportsWebAuthn() ? "yes" : "no");
+const serverSupport = (): Support => "unknown";
 
 /**
  * A passkey ceremony as a form: the server rendered the options (and kept their challenge), the
  * browser asks the authenticator, and the form posts its answer as JSON in `response`, so the
  * handler is an ordinary form handler (origin, CSRF, redirect). Without WebAuthn in the browser
  * (or without JavaScript) nothing is shown: the other ways to sign in stay.
+ *
+ * Until the page's script knows, the form is drawn invisible and inert (`passkey-pending`), so that
+ * the centred card does not jump by the button's height when it appears under a pointer that is
+ * already on "Continue" or "Sign in" (e2e/layout-stability.spec.ts). Without a script the
+ * stylesheet removes it (`scripting: none`).
  */
 export function PasskeyForm({
   action,
@@ -45,7 +54,7 @@ export function PasskeyForm({
 }) {
   const form = useRef<HTMLFormElement>(null);
   const response = useRef<HTMLInputElement>(null);
-  const supported = useSyncExternalStore(noSubscription, browserSupportsWebAuthn, () => false);
+  const support = useSyncExternalStore(noSubscription, browserSupport, serverSupport);
   const [error, setError] = useState<string | null>(null);
 
   const submit = (answer: unknown) => {
@@ -83,9 +92,10 @@ export function PasskeyForm({
     }
   };
 
-  if (!supported) return null;
+  if (support === "no") return null;
+  const pending = support === "unknown";
   return (
-    <form ref={form} method="post" action={action} className="passkey-form">
+    <form ref={form} method="post" action={action} className={pending ? "passkey-form passkey-pending" : "passkey-form"} inert={pending} aria-hidden={pending || undefined}>
       {Object.entries(fields).map(([name, value]) => (
         <input key={name} type="hidden" name={name} value={value} />
       ))}

@@ -1,0 +1,62 @@
+import { expect, test, type Page } from "@playwright/test";
+import { createUser, RelyingParty } from "./rp";
+import { PASSWORD, uniqueName } from "./login-helpers";
+
+/**
+ * The login pages do not move when their script takes over. The passkey button is drawn by the
+ * browser's script (only it knows whether WebAuthn is there); had it appeared only then, the
+ * centred card would jump by its height under a pointer already on "Continue" or "Sign in", and a
+ * quick click would land beside the button and do nothing.
+ */
+
+let rp: RelyingParty;
+let name: string;
+test.beforeAll(async () => {
+  rp = await RelyingParty.start();
+  name = uniqueName("steady");
+  await createUser(name, PASSWORD);
+});
+test.afterAll(() => rp.stop());
+
+/** Records every layout shift of the page from its first paint (Layout Instability API). */
+async function recordShifts(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const w = window as unknown as { shifts: { value: number; nodes: string[] }[] };
+    w.shifts = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries() as unknown as { value: number; sources?: { node?: Node | null }[] }[]) {
+        w.shifts.push({ value: e.value, nodes: (e.sources ?? []).map((s) => (s.node instanceof Element ? s.node.outerHTML.slice(0, 60) : String(s.node?.nodeName))) });
+      }
+    }).observe({ type: "layout-shift", buffered: true });
+  });
+}
+
+/** The shifts recorded so far, once the page's script has run (its passkey button is shown). */
+async function shiftsAfterHydration(page: Page): Promise<{ value: number; nodes: string[] }[]> {
+  await expect(page.locator(".passkey-form button")).toBeVisible();
+  // Two frames, so that the observer has been told of the last layout.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  return page.evaluate(() => (window as unknown as { shifts: { value: number; nodes: string[] }[] }).shifts);
+}
+
+test("the login name and password pages keep their place when the passkey button appears", async ({ page }) => {
+  await recordShifts(page);
+  await page.goto(rp.authorizeUrl({}));
+  await expect(page.locator('input[name="loginName"]')).toBeVisible();
+  expect(await shiftsAfterHydration(page)).toEqual([]);
+
+  await page.locator('input[name="loginName"]').fill(name);
+  await page.locator('button[type="submit"]').click();
+  await expect(page.locator('input[name="password"]')).toBeVisible();
+  expect(await shiftsAfterHydration(page)).toEqual([]);
+});
+
+test("without a script the passkey button is not drawn, nor its place kept", async ({ browser }) => {
+  const ctx = await browser.newContext({ javaScriptEnabled: false });
+  const page = await ctx.newPage();
+  await page.goto(rp.authorizeUrl({}));
+  const form = page.locator(".passkey-form");
+  await expect(form).toHaveCount(1);
+  expect(await form.evaluate((f) => getComputedStyle(f).display)).toBe("none");
+  await ctx.close();
+});
