@@ -1,6 +1,6 @@
 import { expect, test, type Page } from "@playwright/test";
 import { createUser, RelyingParty } from "./rp";
-import { PASSWORD, uniqueName } from "./login-helpers";
+import { enterLoginName, PASSWORD, uniqueName } from "./login-helpers";
 
 /**
  * The login pages do not move when their script takes over. The passkey button is drawn by the
@@ -18,10 +18,14 @@ test.beforeAll(async () => {
 });
 test.afterAll(() => rp.stop());
 
+/** A layout shift as the browser reports it, with the start of each element it moved. */
+type Shift = { value: number; nodes: string[] };
+type Recorded = { shifts: Shift[] };
+
 /** Records every layout shift of the page from its first paint (Layout Instability API). */
 async function recordShifts(page: Page): Promise<void> {
   await page.addInitScript(() => {
-    const w = window as unknown as { shifts: { value: number; nodes: string[] }[] };
+    const w = window as unknown as Recorded;
     w.shifts = [];
     new PerformanceObserver((list) => {
       for (const e of list.getEntries() as unknown as { value: number; sources?: { node?: Node | null }[] }[]) {
@@ -32,11 +36,11 @@ async function recordShifts(page: Page): Promise<void> {
 }
 
 /** The shifts recorded so far, once the page's script has run (its passkey button is shown). */
-async function shiftsAfterHydration(page: Page): Promise<{ value: number; nodes: string[] }[]> {
+async function shiftsAfterHydration(page: Page): Promise<Shift[]> {
   await expect(page.locator(".passkey-form button")).toBeVisible();
   // Two frames, so that the observer has been told of the last layout.
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  return page.evaluate(() => (window as unknown as { shifts: { value: number; nodes: string[] }[] }).shifts);
+  return page.evaluate(() => (window as unknown as Recorded).shifts);
 }
 
 test("the login name and password pages keep their place when the passkey button appears", async ({ page }) => {
@@ -45,8 +49,7 @@ test("the login name and password pages keep their place when the passkey button
   await expect(page.locator('input[name="loginName"]')).toBeVisible();
   expect(await shiftsAfterHydration(page)).toEqual([]);
 
-  await page.locator('input[name="loginName"]').fill(name);
-  await page.locator('button[type="submit"]').click();
+  await enterLoginName(page, name);
   await expect(page.locator('input[name="password"]')).toBeVisible();
   expect(await shiftsAfterHydration(page)).toEqual([]);
 });

@@ -10,10 +10,14 @@ export function uniqueName(prefix: string): string {
 
 /** The two-step sign-in as a user does it: login name, continue, password, sign in. */
 export async function signIn(page: Page, loginName: string, password = PASSWORD): Promise<void> {
+  await enterLoginName(page, loginName);
+  await enterPassword(page, password);
+}
+
+export async function enterLoginName(page: Page, loginName: string): Promise<void> {
   await expect(page.locator('input[name="loginName"]')).toBeVisible();
   await page.locator('input[name="loginName"]').fill(loginName);
   await page.locator('button[type="submit"]').click();
-  await enterPassword(page, password);
 }
 
 export async function enterPassword(page: Page, password = PASSWORD): Promise<void> {

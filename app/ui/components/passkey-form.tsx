@@ -23,10 +23,11 @@ const serverSupport = (): Support => "unknown";
  * handler is an ordinary form handler (origin, CSRF, redirect). Without WebAuthn in the browser
  * (or without JavaScript) nothing is shown: the other ways to sign in stay.
  *
- * Until the page's script knows, the form is drawn invisible and inert (`passkey-pending`), so that
- * the centred card does not jump by the button's height when it appears under a pointer that is
- * already on "Continue" or "Sign in" (e2e/layout-stability.spec.ts). Without a script the
- * stylesheet removes it (`scripting: none`).
+ * Until the page's script knows, the form is drawn invisible and inert (`passkey-pending`; inert
+ * also keeps it from the keyboard and from screen readers), so that the centred card does not
+ * jump by the button's height when it appears under a pointer that is already on "Continue" or
+ * "Sign in" (e2e/layout-stability.spec.ts). Without a script the stylesheet removes it
+ * (`scripting: none`).
  */
 export function PasskeyForm({
   action,
@@ -95,7 +96,7 @@ export function PasskeyForm({
   if (support === "no") return null;
   const pending = support === "unknown";
   return (
-    <form ref={form} method="post" action={action} className={pending ? "passkey-form passkey-pending" : "passkey-form"} inert={pending} aria-hidden={pending || undefined}>
+    <form ref={form} method="post" action={action} className={pending ? "passkey-form passkey-pending" : "passkey-form"} inert={pending}>
       {Object.entries(fields).map(([name, value]) => (
         <input key={name} type="hidden" name={name} value={value} />
       ))}
