@@ -4,12 +4,14 @@
 // (A B C C B A). See README.md, "Benchmark".
 //
 //   npm run bench -- [--duration=10] [--warmup=2] [--connections=16] [--db=pglite|pg]
-//                    [--scenario=cc_jwt,introspect] [--targets=torii,peer,limit]
+//                    [--scenario=cc_jwt,introspect] [--targets=torii,peer,limit[,peer_db]]
 //                    [--no-round-trips] [--profile] [--port=3250] [--json=FILE]
 //                    [--workers=1,2,auto] [--torii-root=DIR] [--torii-node-args="--flag ..."]
 //
 // --db=pg (or DATABASE_URL set) runs Torii on a fresh database on that PostgreSQL server
 // (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres), dropped at the end.
+// --targets=...,peer_db (PostgreSQL only) adds node-oidc-provider on a fresh database of the same
+// server (bench/servers/peer-pg-adapter.mjs), compared with Torii with both servers' database CPU.
 // --workers (PostgreSQL only) also measures Torii with IDP_WORKERS set to each listed count
 // besides 1 (e.g. 1,2,auto), each as a server of its own in the same alternating rounds.
 // --torii-root runs the Torii build of another checkout (built there beforehand), to compare
@@ -48,6 +50,7 @@ function options(argv) {
   o.workerCounts = [...new Set(String(o.workers).split(",").map((w) => w.trim()).filter(Boolean))];
   for (const w of o.workerCounts) if (w !== "auto" && !(Number.isInteger(Number(w)) && Number(w) >= 1)) throw new Error("--workers must list whole numbers or auto, e.g. 1,2,auto");
   if (o.workerCounts.some((w) => w !== "1") && o.db !== "pg") throw new Error("--workers other than 1 needs --db=pg (PGlite allows one process)");
+  if (o.targets.split(",").map((s) => s.trim()).includes("peer_db") && o.db !== "pg") throw new Error("--targets=peer_db needs --db=pg (it runs node-oidc-provider on that PostgreSQL server)");
   return o;
 }
 
@@ -55,7 +58,8 @@ const opts = options(process.argv.slice(2));
 const toriiRoot = opts["torii-root"] ? path.resolve(opts["torii-root"]) : root;
 const extraNodeArgs = opts["torii-node-args"].split(/\s+/).filter(Boolean);
 if (opts.help) {
-  console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 11).join("\n").replace(/^\/\/ ?/gm, ""));
+  const lines = fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
+  console.log(lines.slice(1, lines.findIndex((l, i) => i > 0 && !l.startsWith("//"))).join("\n").replace(/^\/\/ ?/gm, ""));
   process.exit(0);
 }
 const databaseUrl = opts.db === "pg" ? process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres" : undefined;
@@ -63,7 +67,9 @@ const wanted = opts.scenario ? opts.scenario.split(",").map((s) => s.trim()) : [
 const scenarios = SCENARIOS.filter((s) => !wanted.length || wanted.some((w) => s.id.includes(w)));
 if (!scenarios.length) throw new Error(`no scenario matches ${opts.scenario}; there are ${SCENARIOS.map((s) => s.id).join(", ")}`);
 const targetNames = opts.targets.split(",").map((s) => s.trim());
-const LABEL = { torii: "Torii", peer: "node-oidc-provider", limit: "limit" };
+const LABEL = { torii: "Torii", peer: "node-oidc-provider", peer_db: "node-oidc-provider, PostgreSQL", limit: "limit" };
+/** The peer's targets (in memory, on PostgreSQL): a scenario it cannot serve is left out for both. */
+const isPeer = (k) => k === "peer" || k === "peer_db";
 const extraWorkers = opts.workerCounts.filter((w) => w !== "1");
 for (const w of extraWorkers) LABEL[`torii_w${w}`] = `Torii, IDP_WORKERS=${w}`;
 
@@ -92,6 +98,7 @@ async function main() {
   }
   if (targetNames.includes("peer")) targets.peer = await startPeer({ root, port: opts.port + 2 });
   if (targetNames.includes("limit")) targets.limit = await startLimit({ root, port: opts.port + 3 });
+  if (targetNames.includes("peer_db")) targets.peer_db = await startPeer({ root, port: opts.port + 4, databaseUrl, label: "node-oidc-provider (PostgreSQL)" });
   for (const [i, w] of extraWorkers.entries()) {
     if (targetNames.includes("torii")) targets[`torii_w${w}`] = await startTorii({ root: toriiRoot, port: opts.port + 10 + i, databaseUrl, nodeArgs: extraNodeArgs, workers: w, label: `torii (IDP_WORKERS=${w})` });
   }
@@ -102,7 +109,7 @@ async function main() {
   const missing = {};
   for (const s of scenarios) {
     for (const [k, t] of Object.entries(targets)) {
-      if (k === "peer" && s.peerMissing) {
+      if (isPeer(k) && s.peerMissing) {
         missing[s.id] = s.peerMissing;
         continue;
       }
@@ -137,7 +144,7 @@ async function main() {
 
   const results = [];
   for (const s of scenarios) {
-    const order = Object.keys(targets).filter((k) => !(k === "peer" && s.peerMissing));
+    const order = Object.keys(targets).filter((k) => !(isPeer(k) && s.peerMissing));
     const runs = Object.fromEntries(order.map((k) => [k, []]));
     const steps = Object.fromEntries(order.map((k) => [k, s.steps(targets[k])]));
     for (const k of order) if (opts.warmup > 0) await measure(targets[k], steps[k], opts.warmup);
@@ -172,6 +179,10 @@ async function main() {
     const withDb = tt.torii?.cpuMsPerOp && tt.torii.dbCpuMsPerOp != null ? tt.torii.cpuMsPerOp + tt.torii.dbCpuMsPerOp : null;
     row.toriiWithDbPerPeerCpu = withDb && tt.peer?.cpuMsPerOp ? tt.peer.cpuMsPerOp / withDb : null;
     row.toriiWithDbPerLimitCpu = withDb && tt.limit?.cpuMsPerOp ? tt.limit.cpuMsPerOp / withDb : null;
+    // ...and against the peer on the same PostgreSQL server, each with its database's CPU time.
+    row.toriiPerPeerDb = tt.torii && tt.peer_db ? tt.torii.opsPerSec / tt.peer_db.opsPerSec : null;
+    const peerWithDb = tt.peer_db?.cpuMsPerOp && tt.peer_db.dbCpuMsPerOp != null ? tt.peer_db.cpuMsPerOp + tt.peer_db.dbCpuMsPerOp : null;
+    row.toriiWithDbPerPeerDbCpu = withDb && peerWithDb ? peerWithDb / withDb : null;
     results.push(row);
     printScenario(row);
     for (const [k, t] of Object.entries(targets)) rssAfterScenario[k].push(t.proc.rssMb());
@@ -251,6 +262,7 @@ function printScenario(row) {
     ratios.push(`with Torii's PostgreSQL server: Torii/peer ${fmt(row.toriiWithDbPerPeerCpu, 2)}, Torii/limit ${fmt(row.toriiWithDbPerLimitCpu, 2)}`);
   }
   if (ratios.length) log(ratios.join(", "));
+  if (row.toriiPerPeerDb != null) log(`Against node-oidc-provider on PostgreSQL: Torii/peer ${fmt(row.toriiPerPeerDb, 2)}, by CPU time per op with each one's PostgreSQL server ${fmt(row.toriiWithDbPerPeerDbCpu, 2)}`);
   if (row.roundTrips) log(`Torii database round trips per ${row.stepsPerOp > 1 ? "flow" : "request"}: ${row.roundTrips.map((r) => `${r.step} ${r.count}`).join(" + ")}`);
   for (const [k, v] of Object.entries(row.targets)) if (v.errors) log(`  ${LABEL[k]} errors (status or answer not the expected success), e.g.: ${v.errorSamples.join(" | ")}`);
 }
@@ -259,7 +271,8 @@ function printSummary(results) {
   // On PostgreSQL: the CPU ratio to the peer again, with Torii's database server's CPU time added to Torii's.
   const withDb = results.some((r) => r.toriiWithDbPerPeerCpu != null);
   log(`\n== Summary (ops/s; ratios of ops/s, and of CPU ms per op${withDb ? ", also with Torii's PostgreSQL server's (T+db)" : ""}; p99 ms; errors; Torii's database round trips per op)`);
-  const rows = [["scenario", "Torii", "peer", "limit", "Torii/peer", "Torii/limit", "CPU T/p", "CPU T/l", ...(withDb ? ["CPU T+db/p"] : []), "Torii p99", "errors", "DB trips"]];
+  const peerDb = results.some((r) => r.targets.peer_db);
+  const rows = [["scenario", "Torii", "peer", "limit", "Torii/peer", "Torii/limit", "CPU T/p", "CPU T/l", ...(withDb ? ["CPU T+db/p"] : []), ...(peerDb ? ["peer on PG", "Torii/peer on PG", "CPU T+db/p+db"] : []), "Torii p99", "errors", "DB trips"]];
   for (const r of results) {
     const t = r.targets;
     rows.push([
@@ -272,6 +285,7 @@ function printSummary(results) {
       r.toriiPerPeerCpu == null ? (r.peerMissing ? "n/a" : "–") : fmt(r.toriiPerPeerCpu, 2),
       r.toriiPerLimitCpu == null ? "–" : fmt(r.toriiPerLimitCpu, 2),
       ...(withDb ? [r.toriiWithDbPerPeerCpu == null ? (r.peerMissing ? "n/a" : "–") : fmt(r.toriiWithDbPerPeerCpu, 2)] : []),
+      ...(peerDb ? [r.peerMissing ? "n/a" : fmt(t.peer_db?.opsPerSec), r.toriiPerPeerDb == null ? "n/a" : fmt(r.toriiPerPeerDb, 2), r.toriiWithDbPerPeerDbCpu == null ? "n/a" : fmt(r.toriiWithDbPerPeerDbCpu, 2)] : []),
       fmt(t.torii?.p99, 1),
       fmt(Object.values(t).reduce((a, v) => a + v.errors, 0)),
       r.roundTrips ? r.roundTrips.map((x) => x.count).join("+") : "–",

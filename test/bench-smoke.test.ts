@@ -64,23 +64,44 @@ describe.skipIf(Boolean(skipReason))("npm run bench (smoke)", () => {
   });
 
   // On PostgreSQL the database's work happens in another process; the bench counts that server's
-  // CPU time per operation too, and the CPU ratio with it (bench/lib/targets.mjs, dbCpu).
-  it.skipIf(!process.env.TEST_DATABASE_URL)("on PostgreSQL, prints the database server's CPU time per operation and the ratio counting it", { timeout: 10 * 60_000 }, async () => {
-    const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "torii-bench-smoke-")), "result.json");
-    const port = Number(process.env.BENCH_SMOKE_PORT ?? "3270") + 20;
-    const { code, out } = await bench(["--db=pg", "--scenario=refresh", "--targets=torii,peer", "--no-round-trips", "--duration=1", "--warmup=0", "--connections=4", `--port=${port}`, `--json=${json}`], {
-      DATABASE_URL: process.env.TEST_DATABASE_URL!,
-    });
-    expect(code, out).toBe(0);
-    expect(out).toMatch(/server\s+req\/s\s+p50 ms\s+p99 ms\s+errors\s+CPU ms\/op\s+PostgreSQL CPU ms\/op/);
-    expect(out).toMatch(/^Torii\s+[\d,]+\s+[\d.]+\s+[\d.]+\s+0\s+\d+\.\d\d\s+\d+\.\d\d$/m);
-    expect(out).toMatch(/with Torii's PostgreSQL server: Torii\/peer \d+\.\d\d/);
-    const [row] = JSON.parse(fs.readFileSync(json, "utf8")).results;
-    // A refresh writes: the database server did some work for each one, and less than a second's.
-    expect(row.targets.torii.dbCpuMsPerOp).toBeGreaterThan(0);
-    expect(row.targets.torii.dbCpuMsPerOp).toBeLessThan(1000);
-    expect(row.targets.peer.dbCpuMsPerOp).toBeNull();
-    expect(row.toriiWithDbPerPeerCpu).toBeLessThan(row.toriiPerPeerCpu);
-    fs.rmSync(path.dirname(json), { recursive: true, force: true });
+  // CPU time per operation too, and the CPU ratio with it (bench/lib/targets.mjs, dbCpu). The
+  // peer_db target runs node-oidc-provider on the same server (bench/servers/peer-pg-adapter.mjs).
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    "on PostgreSQL, prints the database server's CPU time per operation, the ratio counting it, and the peer on the same database",
+    { timeout: 10 * 60_000 },
+    async () => {
+      const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "torii-bench-smoke-")), "result.json");
+      const port = Number(process.env.BENCH_SMOKE_PORT ?? "3270") + 20;
+      const args = ["--db=pg", "--scenario=refresh,code_flow", "--targets=torii,peer,peer_db", "--no-round-trips", "--duration=1", "--warmup=0", "--connections=4", `--port=${port}`, `--json=${json}`];
+      const { code, out } = await bench(args, { DATABASE_URL: process.env.TEST_DATABASE_URL! });
+      expect(code, out).toBe(0);
+      expect(out).toContain("Every scenario answered correctly on every server");
+      expect(out).toMatch(/server\s+req\/s\s+p50 ms\s+p99 ms\s+errors\s+CPU ms\/op\s+PostgreSQL CPU ms\/op/);
+      expect(out).toMatch(/^Torii\s+[\d,]+\s+[\d.]+\s+[\d.]+\s+0\s+\d+\.\d\d\s+\d+\.\d\d$/m);
+      expect(out).toMatch(/^node-oidc-provider, PostgreSQL\s+[\d,]+\s+[\d.]+\s+[\d.]+\s+0\s+\d+\.\d\d\s+\d+\.\d\d$/m);
+      expect(out).toMatch(/with Torii's PostgreSQL server: Torii\/peer \d+\.\d\d/);
+      expect(out).toMatch(/Against node-oidc-provider on PostgreSQL: Torii\/peer \d+\.\d\d, by CPU time per op with each one's PostgreSQL server \d+\.\d\d/);
+      expect(out.slice(out.indexOf("== Summary"))).toMatch(/CPU T\+db\/p\s+peer on PG\s+Torii\/peer on PG\s+CPU T\+db\/p\+db/);
+      const rows = JSON.parse(fs.readFileSync(json, "utf8")).results;
+      expect(rows.map((r: { scenario: string }) => r.scenario)).toEqual(["refresh", "code_flow"]);
+      for (const row of rows) {
+        // Both write on every operation: the database server did some work for each, and less than a second's.
+        for (const t of [row.targets.torii, row.targets.peer_db]) {
+          expect(t.dbCpuMsPerOp).toBeGreaterThan(0);
+          expect(t.dbCpuMsPerOp).toBeLessThan(1000);
+        }
+        expect(row.targets.peer.dbCpuMsPerOp).toBeNull();
+        expect(row.toriiWithDbPerPeerCpu).toBeLessThan(row.toriiPerPeerCpu);
+        expect(row.toriiPerPeerDb).toBeGreaterThan(0);
+        expect(row.toriiWithDbPerPeerDbCpu).toBeGreaterThan(0);
+      }
+      fs.rmSync(path.dirname(json), { recursive: true, force: true });
+    },
+  );
+
+  it("refuses the peer on PostgreSQL without --db=pg", async () => {
+    const { code, out } = await bench(["--targets=torii,peer_db", "--duration=1"], { DATABASE_URL: "" });
+    expect(code).not.toBe(0);
+    expect(out).toContain("--targets=peer_db needs --db=pg");
   });
 });

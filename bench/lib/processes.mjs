@@ -148,7 +148,7 @@ export function assertPortFree(port, name = "a server") {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once("error", (err) => {
-      reject(err.code === "EADDRINUSE" ? new Error(`port ${port}, for ${name}, is in use: is another bench or server running there? (--port=N uses N to N+3 and N+10 up)`) : err);
+      reject(err.code === "EADDRINUSE" ? new Error(`port ${port}, for ${name}, is in use: is another bench or server running there? (--port=N uses N to N+4 and N+10 up)`) : err);
     });
     probe.listen(port, "127.0.0.1", () => probe.close(() => resolve()));
   });

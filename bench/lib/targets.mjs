@@ -109,9 +109,21 @@ export async function startTorii({ root, port, databaseUrl, nodeArgs = [], count
   return { name: "torii", proc, issuer, clients, signIn: toriiSignIn, dbCpu };
 }
 
-export async function startPeer({ root, port }) {
-  const proc = await startNode("node-oidc-provider", ["bench/servers/peer.mjs"], { cwd: root, env: { ...process.env, PORT: String(port), NODE_ENV: "production" }, port, readyLine: "ready" });
-  return { name: "peer", proc, issuer: `http://127.0.0.1:${port}`, clients: await clientsOf(`http://127.0.0.1:${port}`), signIn: peerSignIn };
+/**
+ * node-oidc-provider with its in-memory adapter, or with `databaseUrl` on a fresh database of that
+ * PostgreSQL server (bench/servers/peer-pg-adapter.mjs), whose CPU time is then counted as Torii's is.
+ */
+export async function startPeer({ root, port, databaseUrl, label = "node-oidc-provider" }) {
+  const env = { ...process.env, PORT: String(port), NODE_ENV: "production" };
+  delete env.PEER_DATABASE_URL;
+  let database;
+  if (databaseUrl) {
+    database = await freshPgDatabase(databaseUrl);
+    env.PEER_DATABASE_URL = database.url;
+  }
+  const proc = await startNode(label, ["bench/servers/peer.mjs"], { cwd: root, env, port, readyLine: "ready" });
+  const dbCpu = database?.postmaster ? () => cpuByProcess(database.postmaster) : undefined;
+  return { name: "peer", proc, issuer: `http://127.0.0.1:${port}`, clients: await clientsOf(`http://127.0.0.1:${port}`), signIn: peerSignIn, dbCpu };
 }
 
 export async function startLimit({ root, port }) {

@@ -1,13 +1,16 @@
-// The peer of `npm run bench`: node-oidc-provider 9 with its in-memory adapter, the same clients
+// The peer of `npm run bench`: node-oidc-provider 9 with an in-memory adapter (or, with
+// PEER_DATABASE_URL, a PostgreSQL one: peer-pg-adapter.mjs), the same clients
 // as Torii gets, one 2048-bit RS256 key, JWT access tokens for the `cc-jwt` client through the
 // resource indicators feature (opaque tokens everywhere else: its userinfo endpoint accepts only
 // those). The only code around it is the sign-in and consent interaction the harness drives once
 // per session (not measured).
 //
-//   PORT=3252 node bench/servers/peer.mjs   (prints "ready <json>" when listening)
+//   PORT=3252 [PEER_DATABASE_URL=postgres://…] node bench/servers/peer.mjs   (prints "ready <json>" when listening)
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import http from "node:http";
+import os from "node:os";
 import Provider from "oidc-provider";
+import { postgresAdapter } from "./peer-pg-adapter.mjs";
 
 const port = Number(process.env.PORT);
 const issuer = `http://127.0.0.1:${port}`;
@@ -77,8 +80,12 @@ setInterval(() => {
 
 const user = { sub: "user-bench", name: "Bench User", email: "bench@example.com", email_verified: true, password: "correct horse battery staple" };
 
+// Four connections a core: node-postgres runs one statement at a time on each, and a refresh or a
+// code exchange is several statements in a row.
+const adapter = process.env.PEER_DATABASE_URL ? await postgresAdapter(process.env.PEER_DATABASE_URL, 4 * os.cpus().length) : MemoryAdapter;
+
 const provider = new Provider(issuer, {
-  adapter: MemoryAdapter,
+  adapter,
   clients,
   jwks: { keys: [jwk] },
   cookies: { keys: [randomBytes(32).toString("hex")] },
