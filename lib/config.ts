@@ -103,6 +103,8 @@ export type Config = {
   smtpCa?: string;
   /** Tests only: keep PGlite in memory instead of in the data folder. */
   inMemory?: boolean;
+  /** Tests only, with `inMemory`: a new data folder's tar to start from (lib/db/pglite-thread.ts). */
+  inMemoryImage?: string;
 };
 
 export class ConfigError extends Error {

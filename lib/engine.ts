@@ -70,7 +70,7 @@ export type EngineOptions = {
 export async function createTorii(config: Config, opts: EngineOptions = {}): Promise<Engine> {
   const log = createLogger(config.logLevel);
   const masterKey = resolveMasterKey(config.masterKey, config.dataDir);
-  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, inMemory: config.inMemory });
+  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, inMemory: config.inMemory, inMemoryImage: config.inMemoryImage });
   try {
     const { applied } = await migrate(database);
     if (applied) log.info({ applied }, "database migrated");

@@ -10,6 +10,7 @@ import type { Clock } from "@/lib/clock";
 import { createTorii, type Engine } from "@/lib/engine";
 import { serverLimits, toriiRequestListener } from "@/lib/server/create-server";
 import { applyServerLimits, CONNECTIONS_CHECKING_INTERVAL_MS, type ServerLimits } from "@/lib/server/limits";
+import { PGLITE_IMAGE_ENV } from "./global-setup";
 import { nextRoutesStandIn } from "./next-routes";
 
 /**
@@ -84,6 +85,7 @@ export async function startTestInstance(env: Record<string, string> = {}, option
       ...env,
     }),
     inMemory: !database,
+    inMemoryImage: process.env[PGLITE_IMAGE_ENV],
   };
   const inst = await createTorii(config, { clock: options.clock });
   applyServerLimits(listener, { ...serverLimits(config), ...options.limits });

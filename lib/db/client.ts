@@ -58,10 +58,10 @@ export interface Database {
   roundTrips?: RoundTripCounter;
 }
 
-export function openDatabase(opts: { databaseUrl?: string; dataDir: string; inMemory?: boolean }): Database {
+export function openDatabase(opts: { databaseUrl?: string; dataDir: string; inMemory?: boolean; inMemoryImage?: string }): Database {
   const counter = roundTripCountingEnabled() ? new RoundTripCounter() : undefined;
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, counter);
-  return openPglite(opts.inMemory ? undefined : path.join(opts.dataDir, "pgdata"), counter);
+  return openPglite(opts.inMemory ? undefined : path.join(opts.dataDir, "pgdata"), counter, opts.inMemoryImage);
 }
 
 /** Drizzle's logger sees every statement it sends (on PostgreSQL also BEGIN and COMMIT). */
@@ -299,9 +299,9 @@ function createPgliteDataDir(dir: string): void {
   if (r.status !== 0) throw new Error(`could not create the embedded database in ${dir}: ${(r.stderr || r.error?.message || "").trim().split("\n").at(-1) ?? ""}`);
 }
 
-function openPglite(dir: string | undefined, counter?: RoundTripCounter): Database {
+function openPglite(dir: string | undefined, counter?: RoundTripCounter, image?: string): Database {
   if (dir) createPgliteDataDir(dir);
-  const client = new PgliteClient(startPgliteThread(dir, PGLITE_CONF));
+  const client = new PgliteClient(startPgliteThread(dir, PGLITE_CONF, image));
   if (counter) {
     // BEGIN and COMMIT/ROLLBACK are sent by the client itself, outside drizzle's logger: two more per transaction.
     const transaction = client.transaction.bind(client);

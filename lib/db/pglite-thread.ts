@@ -46,7 +46,11 @@ const SYNC = Uint8Array.of(0x53, 0, 0, 0, 4);
 const MAX_MERGED = 256;
 let pg;
 const opened = import(workerData.pglite).then(async ({ PGlite }) => {
-  pg = new PGlite(workerData.dir, { postgresqlconf: workerData.conf });
+  // Options only (the data folder one of them): PGlite ignores the second argument when the
+  // first is not a folder's name, and an in-memory database would lose the configuration.
+  const options = { dataDir: workerData.dir, postgresqlconf: workerData.conf };
+  if (workerData.image) options.loadDataDir = new Blob([require("node:fs").readFileSync(workerData.image)]);
+  pg = new PGlite(options);
   await pg.waitReady;
 });
 opened.then(() => parentPort.postMessage({ ready: true }), (err) => parentPort.postMessage({ failed: String((err && err.message) || err) }));
@@ -166,10 +170,15 @@ function bufferOf(bytes: Uint8Array | undefined): Buffer {
   return bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.alloc(0);
 }
 
-/** Starts PGlite on a new thread, on the data folder `dir` (in memory without one). */
-export function startPgliteThread(dir: string | undefined, conf: readonly string[]): PgliteThread {
+/**
+ * Starts PGlite on a new thread, on the data folder `dir`, or in memory without one. In memory,
+ * `image` (a tar of a new data folder, PGlite's `dumpDataDir`) is where it starts from instead of
+ * running initdb, which in WebAssembly takes seconds: the test suite opens hundreds of databases
+ * and makes one image for all of them (test/global-setup.ts).
+ */
+export function startPgliteThread(dir: string | undefined, conf: readonly string[], image?: string): PgliteThread {
   const pglite = pathToFileURL(createRequire(import.meta.url).resolve("@electric-sql/pglite")).href;
-  const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { pglite, dir, conf: [...conf] } });
+  const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { pglite, dir, conf: [...conf], image: dir === undefined ? image : undefined } });
   const pending = new Map<number, Pending>();
   let next = 0;
   /** Why no exchange can run any more, once the thread has stopped or was closed. */
