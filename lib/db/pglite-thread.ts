@@ -173,7 +173,7 @@ function bufferOf(bytes: Uint8Array | undefined): Buffer {
 /**
  * Starts PGlite on a new thread, on the data folder `dir`, or in memory without one. In memory,
  * `image` (a tar of a new data folder, PGlite's `dumpDataDir`) is where it starts from instead of
- * running initdb, which in WebAssembly takes seconds: the test suite opens hundreds of databases
+ * running initdb, which in WebAssembly takes seconds: the test suite opens about a hundred databases
  * and makes one image for all of them (test/global-setup.ts).
  */
 export function startPgliteThread(dir: string | undefined, conf: readonly string[], image?: string): PgliteThread {
