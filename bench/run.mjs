@@ -50,7 +50,8 @@ function options(argv) {
   o.workerCounts = [...new Set(String(o.workers).split(",").map((w) => w.trim()).filter(Boolean))];
   for (const w of o.workerCounts) if (w !== "auto" && !(Number.isInteger(Number(w)) && Number(w) >= 1)) throw new Error("--workers must list whole numbers or auto, e.g. 1,2,auto");
   if (o.workerCounts.some((w) => w !== "1") && o.db !== "pg") throw new Error("--workers other than 1 needs --db=pg (PGlite allows one process)");
-  if (o.targets.split(",").map((s) => s.trim()).includes("peer_db") && o.db !== "pg") throw new Error("--targets=peer_db needs --db=pg (it runs node-oidc-provider on that PostgreSQL server)");
+  o.targetNames = o.targets.split(",").map((s) => s.trim());
+  if (o.targetNames.includes("peer_db") && o.db !== "pg") throw new Error("--targets=peer_db needs --db=pg (it runs node-oidc-provider on that PostgreSQL server)");
   return o;
 }
 
@@ -66,7 +67,7 @@ const databaseUrl = opts.db === "pg" ? process.env.DATABASE_URL || "postgres://p
 const wanted = opts.scenario ? opts.scenario.split(",").map((s) => s.trim()) : [];
 const scenarios = SCENARIOS.filter((s) => !wanted.length || wanted.some((w) => s.id.includes(w)));
 if (!scenarios.length) throw new Error(`no scenario matches ${opts.scenario}; there are ${SCENARIOS.map((s) => s.id).join(", ")}`);
-const targetNames = opts.targets.split(",").map((s) => s.trim());
+const { targetNames } = opts;
 const LABEL = { torii: "Torii", peer: "node-oidc-provider", peer_db: "node-oidc-provider, PostgreSQL", limit: "limit" };
 /** The peer's targets (in memory, on PostgreSQL): a scenario it cannot serve is left out for both. */
 const isPeer = (k) => k === "peer" || k === "peer_db";
@@ -176,12 +177,12 @@ async function main() {
     row.toriiPerPeerCpu = tt.torii?.cpuMsPerOp && tt.peer?.cpuMsPerOp ? tt.peer.cpuMsPerOp / tt.torii.cpuMsPerOp : null;
     row.toriiPerLimitCpu = tt.torii?.cpuMsPerOp && tt.limit?.cpuMsPerOp ? tt.limit.cpuMsPerOp / tt.torii.cpuMsPerOp : null;
     // ...and counting Torii's PostgreSQL server with it, since the peer and the limit keep everything in memory.
-    const withDb = tt.torii?.cpuMsPerOp && tt.torii.dbCpuMsPerOp != null ? tt.torii.cpuMsPerOp + tt.torii.dbCpuMsPerOp : null;
+    const withDb = cpuWithDb(tt.torii);
     row.toriiWithDbPerPeerCpu = withDb && tt.peer?.cpuMsPerOp ? tt.peer.cpuMsPerOp / withDb : null;
     row.toriiWithDbPerLimitCpu = withDb && tt.limit?.cpuMsPerOp ? tt.limit.cpuMsPerOp / withDb : null;
     // ...and against the peer on the same PostgreSQL server, each with its database's CPU time.
     row.toriiPerPeerDb = tt.torii && tt.peer_db ? tt.torii.opsPerSec / tt.peer_db.opsPerSec : null;
-    const peerWithDb = tt.peer_db?.cpuMsPerOp && tt.peer_db.dbCpuMsPerOp != null ? tt.peer_db.cpuMsPerOp + tt.peer_db.dbCpuMsPerOp : null;
+    const peerWithDb = cpuWithDb(tt.peer_db);
     row.toriiWithDbPerPeerDbCpu = withDb && peerWithDb ? peerWithDb / withDb : null;
     results.push(row);
     printScenario(row);
@@ -202,6 +203,11 @@ async function main() {
   fs.writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), options: { ...opts, db: databaseUrl ? "pg" : "pglite" }, machine, oidcProvider: oidcVersion, rss, results }, null, 2));
   log(`\nResults written to ${path.relative(root, out)}`);
   return results;
+}
+
+/** A target's CPU ms per operation with its PostgreSQL server's added; null without a database's figure. */
+function cpuWithDb(v) {
+  return v?.cpuMsPerOp && v.dbCpuMsPerOp != null ? v.cpuMsPerOp + v.dbCpuMsPerOp : null;
 }
 
 /** One autocannon run; ops are whole scenario iterations (the code flow is two requests). */

@@ -46,6 +46,11 @@ async function freshPgDatabase(serverUrl) {
   return { url: u.href, postmaster };
 }
 
+/** CPU time of the PostgreSQL server of `database` (freshPgDatabase), when it runs on this machine. */
+function dbCpuOf(database) {
+  return database?.postmaster ? () => cpuByProcess(database.postmaster) : undefined;
+}
+
 /**
  * Torii's production build (`node dist/server.mjs`) on a throw-away data folder (PGlite) or a
  * fresh PostgreSQL database; bootstrapped through IDP_ADMIN_PAT and the management API.
@@ -105,7 +110,7 @@ export async function startTorii({ root, port, databaseUrl, nodeArgs = [], count
   // On PostgreSQL the database's work is another process's CPU time: that server's (the postmaster
   // and every backend and helper process under it) when it runs on this machine. Everything on
   // that server counts, so nothing else should use it during a run.
-  const dbCpu = database?.postmaster ? () => cpuByProcess(database.postmaster) : undefined;
+  const dbCpu = dbCpuOf(database);
   return { name: "torii", proc, issuer, clients, signIn: toriiSignIn, dbCpu };
 }
 
@@ -122,7 +127,7 @@ export async function startPeer({ root, port, databaseUrl, label = "node-oidc-pr
     env.PEER_DATABASE_URL = database.url;
   }
   const proc = await startNode(label, ["bench/servers/peer.mjs"], { cwd: root, env, port, readyLine: "ready" });
-  const dbCpu = database?.postmaster ? () => cpuByProcess(database.postmaster) : undefined;
+  const dbCpu = dbCpuOf(database);
   return { name: "peer", proc, issuer: `http://127.0.0.1:${port}`, clients: await clientsOf(`http://127.0.0.1:${port}`), signIn: peerSignIn, dbCpu };
 }
 

@@ -31,10 +31,12 @@ const UPSERT = `INSERT INTO oidc_payloads (model, id, payload, grant_id, uid, us
   VALUES ($1, $2, $3, $4, $5, $6, $7)
   ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
     uid = excluded.uid, user_code = excluded.user_code, expires_at = excluded.expires_at, consumed_at = NULL`;
-const LIVE = "(expires_at IS NULL OR expires_at > now())";
-const FIND = `SELECT payload, extract(epoch FROM consumed_at)::bigint AS consumed FROM oidc_payloads WHERE model = $1 AND id = $2 AND ${LIVE}`;
-const FIND_BY_UID = `SELECT payload, extract(epoch FROM consumed_at)::bigint AS consumed FROM oidc_payloads WHERE model = $1 AND uid = $2 AND ${LIVE}`;
-const FIND_BY_USER_CODE = `SELECT payload, extract(epoch FROM consumed_at)::bigint AS consumed FROM oidc_payloads WHERE model = $1 AND user_code = $2 AND ${LIVE}`;
+/** A live (unexpired) entry of a model by one of its keys, with when it was consumed. */
+const findBy = (column) =>
+  `SELECT payload, extract(epoch FROM consumed_at)::bigint AS consumed FROM oidc_payloads WHERE model = $1 AND ${column} = $2 AND (expires_at IS NULL OR expires_at > now())`;
+const FIND = findBy("id");
+const FIND_BY_UID = findBy("uid");
+const FIND_BY_USER_CODE = findBy("user_code");
 const CONSUME = "UPDATE oidc_payloads SET consumed_at = now() WHERE model = $1 AND id = $2";
 const DESTROY = "DELETE FROM oidc_payloads WHERE model = $1 AND id = $2";
 const REVOKE_GRANT = "DELETE FROM oidc_payloads WHERE grant_id = $1";
