@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertClient } from "@/lib/store/clients";
 import { insertUser } from "@/lib/store/users";
 import { startTestInstance, type TestInstance } from "./harness";
 import { Browser, REDIRECT } from "./authorize-support";
@@ -114,6 +115,44 @@ describe("the discovery document, field by field", () => {
     const meta = rp.config.serverMetadata();
     expect(meta.issuer).toBe(t.issuer);
     expect(meta.supportsPKCE()).toBe(true);
+  });
+});
+
+describe("RFC 8414: the same metadata at /.well-known/oauth-authorization-server", () => {
+  const RFC8414 = "/.well-known/oauth-authorization-server";
+
+  it("answers the same document, with the same headers, as the OpenID discovery path", async () => {
+    const res = await fetch(t.issuer + RFC8414);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    const oauth = (await res.json()) as Record<string, unknown>;
+    // RFC 8414 3.3: the issuer is the one the document was asked of.
+    expect(oauth.issuer).toBe(t.issuer);
+    expect(oauth).toEqual(doc);
+    // RFC 8414 2: required, and required by what this server supports (authorization code grant).
+    for (const f of ["issuer", "authorization_endpoint", "token_endpoint", "response_types_supported"]) expect(oauth, f).toHaveProperty(f);
+    expect((await fetch(t.issuer + RFC8414, { method: "HEAD" })).status).toBe(200);
+    expect((await fetch(t.issuer + RFC8414, { method: "POST" })).status).toBe(405);
+  });
+
+  it("is what openid-client reads when told the server is an OAuth 2.0 one, and a client-credentials token comes of it", async () => {
+    const { client, secret } = await insertClient(t.inst.db, {
+      name: "OAuth 2.0 client",
+      redirectUris: [],
+      responseTypes: [],
+      grantTypes: ["client_credentials"],
+      authMethod: "client_secret_basic",
+      accessTokenLifetime: 600,
+      idTokenLifetime: 600,
+      refreshTokenLifetime: 600,
+    });
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- tests talk to an http issuer
+    const config = await oidc.discovery(new URL(t.issuer), client.id, undefined, oidc.ClientSecretBasic(secret!), { algorithm: "oauth2", execute: [oidc.allowInsecureRequests] });
+    expect(config.serverMetadata().issuer).toBe(t.issuer);
+    const tokens = await oidc.clientCredentialsGrant(config, {});
+    expect(tokens.token_type).toBe("bearer");
+    expect(tokens.access_token).toBeTruthy();
   });
 });
 

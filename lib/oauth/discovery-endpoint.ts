@@ -5,9 +5,12 @@ import type { HttpRequest } from "@/lib/http/request";
 import { answerPreflight } from "./cors";
 
 /**
- * GET /.well-known/openid-configuration. The document depends on the issuer, the enabled features
- * and the APIs' scopes, so it is built once per set of features and served from the engine's
- * cache until an API changes.
+ * GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0) and
+ * /.well-known/oauth-authorization-server (RFC 8414): one document for both, as RFC 8414 3
+ * allows. Every field of it is one of the two registries', and an OAuth 2.0 client ignores the
+ * OpenID ones it does not know. The document depends on the issuer, the enabled features and the
+ * APIs' scopes, so it is built once per set of features and served from the engine's cache until
+ * an API changes.
  */
 export const handleDiscovery = backChannel(async (inst: Engine, request: HttpRequest) => {
   if (request.method === "OPTIONS") return answerPreflight(request, ["GET", "HEAD"]);

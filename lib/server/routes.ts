@@ -23,6 +23,7 @@ export type WebHandler = (engine: Engine, request: HttpRequest) => Promise<Respo
  */
 export const FAST_ROUTES: Record<string, WebHandler> = {
   [PATHS.discovery]: handleDiscovery,
+  [PATHS.authorizationServerMetadata]: handleDiscovery,
   [PATHS.keys]: handleKeys,
   [PATHS.token]: handleToken,
   [PATHS.introspect]: handleIntrospect,
