@@ -1,4 +1,5 @@
 import { getTranslations } from "next-intl/server";
+import { NoticeCard } from "@/app/ui/components/notice-card";
 
 /**
  * What an address that names nothing shows, and a console page whose user, application, API or
@@ -8,15 +9,5 @@ import { getTranslations } from "next-intl/server";
  */
 export default async function NotFound() {
   const t = await getTranslations("notFound");
-  return (
-    <main className="auth-page">
-      <div className="auth-card card">
-        <h1>{t("title")}</h1>
-        <p className="lead">{t("lead")}</p>
-        <a className="btn btn-primary" href="/ui/account">
-          {t("account")}
-        </a>
-      </div>
-    </main>
-  );
+  return <NoticeCard title={t("title")} text={t("lead")} action={t("account")} href="/ui/account" />;
 }

@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
 import { ACCOUNT_PATH } from "@torii/core/account/app";
-import { SignedOutCard } from "@/app/ui/components/signed-out-card";
+import { NoticeCard } from "@/app/ui/components/notice-card";
 
 export const dynamic = "force-dynamic";
 
@@ -8,11 +8,11 @@ export default async function AccountSignedOutPage({ searchParams }: { searchPar
   const failed = !!(await searchParams).failed;
   const t = await getTranslations("account.signedOut");
   return (
-    <SignedOutCard
-      failed={failed}
+    <NoticeCard
+      status={failed ? "warn" : "ok"}
       title={failed ? t("failedTitle") : t("title")}
       text={failed ? t("failedText") : t("text")}
-      signIn={t("signIn")}
+      action={t("signIn")}
       href={`${ACCOUNT_PATH}/signin`}
     />
   );

@@ -1,6 +1,6 @@
 import { getTranslations } from "next-intl/server";
 import { CONSOLE_PATH } from "@torii/core/console/client";
-import { SignedOutCard } from "@/app/ui/components/signed-out-card";
+import { NoticeCard } from "@/app/ui/components/notice-card";
 import "../console.css";
 
 export const dynamic = "force-dynamic";
@@ -9,11 +9,11 @@ export default async function ConsoleSignedOutPage({ searchParams }: { searchPar
   const failed = !!(await searchParams).failed;
   const t = await getTranslations("console.access");
   return (
-    <SignedOutCard
-      failed={failed}
+    <NoticeCard
+      status={failed ? "warn" : "ok"}
       title={failed ? t("failedTitle") : t("signedOutTitle")}
       text={failed ? t("failedText") : t("signedOutText")}
-      signIn={t("signIn")}
+      action={t("signIn")}
       href={`${CONSOLE_PATH}/signin`}
     />
   );
