@@ -1,6 +1,6 @@
 // A page load asks for nothing that is not there: every response of these page loads (documents,
 // scripts, styles, images, the icon) is checked, and the icon the layout links is served.
-import { expect, test, type Page, type Response } from "@playwright/test";
+import { expect, test, type Page, type Request, type Response } from "@playwright/test";
 import { CONSOLE, consoleSession, createAdmin } from "./console-helpers";
 import { BASE_URL } from "./support";
 
@@ -13,9 +13,28 @@ function recordFailures(page: Page): string[] {
   return failed;
 }
 
+/** How long a page may keep loading after its load event before the test names what it waits for. */
+const SETTLE_MS = 20_000;
+
 async function load(page: Page, url: string): Promise<void> {
-  await page.goto(url);
-  await page.waitForLoadState("networkidle");
+  const pending = new Set<Request>();
+  const started = (r: Request) => pending.add(r);
+  const ended = (r: Request) => pending.delete(r);
+  page.on("request", started);
+  page.on("requestfinished", ended);
+  page.on("requestfailed", ended);
+  try {
+    await page.goto(url);
+    await page.waitForLoadState("networkidle", { timeout: SETTLE_MS });
+  } catch (err) {
+    // A request that never ends is a defect of the server (or the page): say which one.
+    const waiting = [...pending].map((r) => `${r.method()} ${r.url()} (${r.resourceType()})`);
+    throw new Error(`${url}: still loading after ${SETTLE_MS} ms: ${waiting.join(", ") || "no request pending"}`, { cause: err });
+  } finally {
+    page.off("request", started);
+    page.off("requestfinished", ended);
+    page.off("requestfailed", ended);
+  }
   // The icon the page declares, fetched as the browser would (headless Chromium does not always ask).
   const icon = await page.locator('link[rel="icon"]').first().getAttribute("href");
   expect(icon, `an icon on ${url}`).toBeTruthy();
