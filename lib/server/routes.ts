@@ -13,6 +13,8 @@ import { handleToken } from "@/lib/oauth/token-endpoint";
 import { handleUserinfo } from "@/lib/oauth/userinfo";
 import { handleAuthorize, handleAuthorizeCallback } from "@/lib/oauth/authorize";
 import { handleEndSession } from "@/lib/oauth/end-session";
+import { CHANGE_PASSWORD_URL, handleChangePasswordUrl } from "@/lib/account/change-password-url";
+import { handleUnknownEndpoint, isUnderApiPrefix } from "./unknown-endpoint";
 
 /** A core handler: the engine of this process, and the request (a Web `Request` or the server's lighter one). */
 export type WebHandler = (engine: Engine, request: HttpRequest) => Promise<Response>;
@@ -51,6 +53,7 @@ export const BROWSER_ROUTES: Record<string, { methods: readonly string[]; handle
   // A GET with a valid id_token_hint signs the browser out: a HEAD (a link checker's, say) must
   // not, so HEAD is refused here, as the handler itself refuses it under `next dev`.
   [PATHS.endSession]: { methods: ["GET", "POST"], handler: handleEndSession, headAsGet: false },
+  [CHANGE_PASSWORD_URL]: { methods: ["GET"], handler: handleChangePasswordUrl },
 };
 
 /**
@@ -78,5 +81,7 @@ export function fastHandlerFor(pathname: string): WebHandler | undefined {
   const exact = FAST_ROUTES[pathname] ?? BROWSER_HANDLERS[pathname];
   if (exact) return exact;
   for (const [prefix, handler] of FAST_PREFIXES) if (pathname === prefix || pathname.startsWith(prefix + "/")) return handler;
+  // Nothing else lives under the API's prefixes: answered here, not by Next's page for a 404.
+  if (isUnderApiPrefix(pathname)) return handleUnknownEndpoint;
   return undefined;
 }
