@@ -1,6 +1,6 @@
 import type { Engine } from "@/lib/engine";
 import type { HttpRequest } from "@/lib/http/request";
-import { found, methodNotAllowed } from "@/lib/http/responses";
+import { found } from "@/lib/http/responses";
 import { ACCOUNT_PATH } from "@/lib/login/paths";
 
 /** W3C "A Well-Known URL for Changing Passwords": where a password manager sends its user. */
@@ -12,7 +12,7 @@ export const CHANGE_PASSWORD_URL = "/.well-known/change-password";
  * is not signed in signs in first and lands on the account page (the sign-in's form post does
  * not keep the fragment); a signed-in one lands on the section itself.
  */
-export function handleChangePasswordUrl(engine: Engine, request: HttpRequest): Promise<Response> {
-  if (request.method !== "GET" && request.method !== "HEAD") return Promise.resolve(methodNotAllowed(["GET", "HEAD"]));
+export function handleChangePasswordUrl(engine: Engine, _request: HttpRequest): Promise<Response> {
+  // Its route (lib/server/routes.ts, or Next's under `next dev`) has refused every other method.
   return Promise.resolve(found(`${engine.config.issuer}${ACCOUNT_PATH}#password`));
 }
