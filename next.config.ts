@@ -1,6 +1,6 @@
 import type { NextConfig } from "next";
 import createNextIntlPlugin from "next-intl/plugin";
-import { API_CSP, commonSecurityHeaders, DEV_PAGE_CSP } from "./lib/http/security-headers";
+import { API_CSP, API_PATH_SEGMENTS, commonSecurityHeaders, DEV_PAGE_CSP } from "./lib/http/security-headers";
 import { LOGO_CSP } from "./lib/management/logo-csp";
 
 const issuer = process.env.IDP_ISSUER ?? `http://localhost:${process.env.PORT ?? 3000}`;
@@ -23,7 +23,7 @@ const nextConfig: NextConfig = {
         ? []
         : [{ source: "/:path((?!oauth/v2/authorize).*)", headers: [{ key: "Content-Security-Policy", value: DEV_PAGE_CSP }] }]),
       {
-        source: "/:prefix(oauth|oidc|management|\\.well-known)/:path((?!v2/authorize).*)",
+        source: `/:prefix(${API_PATH_SEGMENTS.map((segment) => segment.replace(".", "\\.")).join("|")})/:path((?!v2/authorize).*)`,
         headers: [{ key: "Content-Security-Policy", value: API_CSP }],
       },
       // The logo may be an SVG: the same script-free policy its handler sets (the last match wins).

@@ -1,4 +1,5 @@
 import { getTranslations } from "next-intl/server";
+import { ACCOUNT_PATH } from "@torii/core/account/app";
 import { NoticeCard } from "@/app/ui/components/notice-card";
 
 /**
@@ -9,5 +10,5 @@ import { NoticeCard } from "@/app/ui/components/notice-card";
  */
 export default async function NotFound() {
   const t = await getTranslations("notFound");
-  return <NoticeCard title={t("title")} text={t("lead")} action={t("account")} href="/ui/account" />;
+  return <NoticeCard title={t("title")} text={t("lead")} action={t("account")} href={ACCOUNT_PATH} />;
 }

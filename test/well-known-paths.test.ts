@@ -13,8 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe("an address under /oauth, /oidc or /.well-known that names no endpoint", () => {
-  const unknown = ["/oauth/v2/nothing", "/oauth/v2/token/extra", "/oidc/v1/nope", "/oauth/", "/.well-known/webfinger?resource=acct:a@example.com", "/.well-known/openid-configuration/extra"];
+describe("an address under /oauth, /oidc, /.well-known or /management that names no endpoint", () => {
+  const unknown = ["/management/v2/users", "/oauth/v2/nothing", "/oauth/v2/token/extra", "/oidc/v1/nope", "/oauth/", "/.well-known/webfinger?resource=acct:a@example.com", "/.well-known/openid-configuration/extra"];
 
   it("is a JSON 404 that says so, with the API's headers, whatever the method", async () => {
     for (const path of unknown) {

@@ -31,6 +31,12 @@ export const DEV_PAGE_CSP = pageCsp(undefined, { development: true });
 /** JSON and other non-HTML responses: nothing may load or frame them. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
+/**
+ * The first path segments under which only programs' endpoints live, all answered with
+ * `API_CSP` (next.config.ts) and, where nothing is there, a JSON 404 (lib/server/unknown-endpoint.ts).
+ */
+export const API_PATH_SEGMENTS = ["oauth", "oidc", "management", ".well-known"] as const;
+
 export function commonSecurityHeaders(issuer: string): Record<string, string> {
   const h: Record<string, string> = {
     "X-Content-Type-Options": "nosniff",

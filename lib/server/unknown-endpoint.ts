@@ -1,11 +1,9 @@
 import type { HttpRequest } from "@/lib/http/request";
 import { json, NO_STORE } from "@/lib/http/responses";
+import { API_PATH_SEGMENTS } from "@/lib/http/security-headers";
 
-/**
- * Where only programs' endpoints live: the protocol's and the well-known documents. (The
- * management API answers its own unknown paths, lib/management/router.ts.)
- */
-const API_PREFIXES = ["/oauth/", "/oidc/", "/.well-known/"] as const;
+// The management API's prefix is among them, but its router answers its own unknown paths first.
+const API_PREFIXES = API_PATH_SEGMENTS.map((segment) => `/${segment}/`);
 
 export function isUnderApiPrefix(pathname: string): boolean {
   return API_PREFIXES.some((p) => pathname.startsWith(p));
